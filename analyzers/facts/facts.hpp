@@ -1,0 +1,265 @@
+// The facts IR: the one language-neutral model that every front end fills and
+// every rule reads. Front ends know syntax and never rules; rules read only
+// these structs (through Project, project.hpp) and never syntax trees.
+//
+// Conventions: lines and columns are 1-based; columns count bytes. Every
+// `text` field is the source text as written (whitespace runs folded to one
+// space, truncated to kMaxTextBytes). Names resolved through imports are
+// dotted (`transformers.DynamicCache`, `torch.nn.Module`, `.base.Base` for a
+// relative import); `simple_name()` gives the last component.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvlint::facts {
+
+inline constexpr std::size_t kMaxTextBytes = 240;
+
+struct Location {
+  std::string file;  // path as the user named it (relative paths stay relative)
+  uint32_t line = 0;
+  uint32_t column = 0;
+  uint32_t end_line = 0;
+  uint32_t end_column = 0;
+  bool operator==(const Location&) const = default;
+};
+
+// A literal's value when the expression is a plain literal.
+enum class LiteralKind { None, Int, Float, String, Bool, NoneValue };
+
+struct Expression {
+  std::string text;                          // as written
+  LiteralKind literal = LiteralKind::None;   // kind when the whole expression is a literal
+  std::string literal_value;                 // int/float digits, decoded string, "True"/"False"
+  std::vector<std::string> names;            // dotted names read in it: "self.config.sliding_window", "max_model_len"
+  Location loc;
+};
+
+struct Argument {
+  std::string keyword;  // empty for a positional argument
+  uint32_t position = 0;  // 0-based index among positionals (ignored for keywords)
+  Expression value;
+};
+
+// A condition that must hold (or must not, when `negated`) for a site to run.
+struct Guard {
+  enum class Origin {
+    If,           // enclosing if / elif (elif carries the negations of earlier arms too)
+    Else,         // else arm: `negated` is true
+    EarlyReturn,  // `if cond: return ...` earlier in the same function
+    Ternary,      // `a if cond else b`
+    Loop,         // enclosing `for` / `while` (text is the loop header)
+    CallerGuard,  // the enclosing method is called, within its class, only under this guard
+    With,         // enclosing `with` other than a graph capture (text is the header)
+  };
+  Origin origin = Origin::If;
+  bool negated = false;
+  Expression condition;  // for Loop: the iterable / while condition
+  // What the condition reads, so rules can tell owner state from call arguments.
+  std::vector<std::string> self_attributes;  // "async_chunk" for `self.async_chunk`, "cfg.streaming" for `self.cfg.streaming`
+  std::vector<std::string> parameters;       // parameters of the enclosing function that it reads
+  std::vector<std::string> calls;            // dotted callees: "torch.cuda.is_available"
+};
+
+// How a constructed object is kept.
+enum class Retention {
+  SelfAttribute,   // self.x = Cache(...)
+  SelfContainer,   // self._d[key] = Cache(...), self._l.append(Cache(...)), setdefault(key, Cache(...))
+  Returned,        // returned (or yielded) from the function, directly or through a local
+  PassedToCall,    // handed to another call as an argument (e.g. past_key_values=Cache(...))
+  Local,           // only bound to a local or not bound at all
+  ModuleGlobal,    // assigned at module level
+};
+
+struct CacheSite {
+  std::string cache_class;   // canonical simple name of the class constructed: "DynamicCache"
+  std::string written;       // callee as written: "DC", "cu.DynamicCache"
+  std::string owner_class;   // enclosing class; empty for module-level code
+  std::string method;        // enclosing function; empty at class/module level
+  Location loc;              // the constructor call
+  std::vector<Argument> args;
+  Retention retention = Retention::Local;
+  std::string retained_as;   // "self.cache", "self._caches", "past_key_values"
+  std::optional<Expression> container_key;  // key for SelfContainer via subscript: `request_id`
+  std::vector<Guard> guards;  // innermost first
+  // Built only when the caller asks for one: the site sits under a guard on a
+  // parameter (`use_cache`, `past_key_values is None`) and the object is handed
+  // back (returned, or stored into a returned output). The finding belongs to
+  // the callers that ask (KV102), not to this class.
+  bool caller_requested = false;
+  bool inside_graph_capture = false;  // lexically inside `with torch.cuda.graph(...)`
+};
+
+// A call that makes transformers build a cache behind it.
+struct ImplicitCacheSite {
+  std::string owner_class;
+  std::string method;
+  Location loc;            // the call
+  std::string callee;      // as written: "self.lm", "self.model.generate"
+  enum class Reason { NoPastKeyValues, PastKeyValuesStartsNone };
+  Reason reason = Reason::NoPastKeyValues;
+  std::optional<Location> none_origin;  // where the past_key_values variable was set to None
+  std::vector<Guard> guards;
+};
+
+struct CaptureSite {
+  enum class Kind { GraphContext, CaptureBegin, MakeGraphedCallables, StreamBeginCapture };
+  Kind kind = Kind::GraphContext;
+  std::string owner_class;
+  std::string method;
+  Location loc;
+  std::string written;  // "torch.cuda.graph", "self.graph.capture_begin"
+  std::vector<Guard> guards;
+  std::vector<std::string> captured_calls;  // callees inside the capture body (`self.model`, `self.forward_step`)
+};
+
+// Rows driver of a spec as written, normalized from any configured spelling
+// (`RowDriver.FIXED`, `Fixed(n, because=...)`, `MaxNumSeqs()`).
+enum class RowsDriver { Absent, Fixed, MaxNumSeqs, Other };
+
+// One spec as written: `spec_from_hf_config(cfg, name=..., ...)` or `ModelLocalKVSpec(...)`.
+struct SpecFact {
+  Location loc;
+  std::string constructor;  // canonical: "spec_from_hf_config" or "ModelLocalKVSpec"
+  std::optional<Expression> config;  // first positional of spec_from_hf_config
+  // Canonical field names (renamed protocol spellings already mapped):
+  // name, layers, kv_heads, head_dim, dtype, physical_capacity_positions,
+  // capacity_source, scope, rows, rows_fixed, rows_reason, allocation_note.
+  std::vector<Argument> fields;
+  RowsDriver rows = RowsDriver::Absent;
+  std::vector<Guard> guards;  // guards inside the declaring method, early returns included
+  const Argument* field(std::string_view canonical_name) const {
+    for (const auto& f : fields)
+      if (f.keyword == canonical_name) return &f;
+    return nullptr;
+  }
+};
+
+// `return self.gen.model_local_kv_specs()`, `specs += self.x.model_local_kv_specs()`,
+// `collect_model_local_kv_specs(self.x)` inside a declaration.
+struct Forward {
+  std::string via_attribute;  // "gen" (the first attribute after self)
+  Location loc;
+  std::vector<Guard> guards;
+};
+
+// A `model_local_kv_specs` method (or its configured name).
+struct Declaration {
+  std::string owner_class;
+  Location loc;  // the def
+  std::vector<SpecFact> specs;
+  std::vector<Forward> forwards;
+  bool returns_empty_somewhere = false;  // `return []` / `return ()` on some path
+};
+
+// self.<attribute> = <Class>(...) anywhere in a class: the class holds one.
+struct OwnershipHop {
+  std::string owner_class;
+  std::string attribute;     // "gen"
+  std::string target_class;  // resolved dotted name of the constructed class
+  Location loc;
+  bool in_container = false;  // nn.ModuleList([...]) / list / dict of them
+};
+
+// Facts about how a method treats its batch: evidence that the owner serves
+// one request at a time, or per request.
+struct BatchEvidence {
+  enum class Kind {
+    TakesFirstElement,  // `runtime_additional_information[0]` on a parameter
+    AssertsBatchOne,    // `assert x.shape[0] == 1`, `assert batch_size == 1`, raise unless 1
+    IteratesRequests,   // `for req in requests:` / over a batch parameter
+  };
+  Kind kind = Kind::TakesFirstElement;
+  std::string owner_class;
+  std::string method;
+  Location loc;
+  Expression expression;
+};
+
+struct ProtocolUse {
+  enum class Kind {
+    CapacitySourceBranch,  // capacity_source read in a condition or comparison
+    ScopeDerivedRows,      // rows / multiplicity computed from scope
+    Collector,             // a function walking named_modules() for declarations
+  };
+  Kind kind = Kind::CapacitySourceBranch;
+  std::string owner_class;
+  std::string function;
+  Location loc;
+  Expression expression;
+  // Collector only.
+  bool calls_unwrap = false;
+  bool reads_runnable = false;  // `.runnable` / getattr(x, "runnable")
+  bool walks_named_modules = false;
+};
+
+struct Constant {  // NAME = <literal> at module or class level
+  std::string owner_class;  // empty at module level
+  std::string name;
+  Expression value;
+};
+
+struct BaseClass {
+  std::string written;   // "nn.Module"
+  std::string resolved;  // "torch.nn.Module" (through imports); equal to written when not imported
+};
+
+struct MethodFact {
+  std::string name;
+  Location loc;
+  std::vector<std::string> parameters;  // without self
+};
+
+struct ClassFact {
+  std::string name;
+  Location loc;
+  std::vector<BaseClass> bases;
+  std::vector<MethodFact> methods;
+};
+
+struct ImportFact {
+  std::string local_name;  // "DC", "cu", "*" for a star import
+  std::string target;      // "transformers.DynamicCache", "transformers.cache_utils"
+  Location loc;
+};
+
+struct Suppression {
+  Location loc;              // the comment
+  bool file_level = false;   // ignore-file[...]
+  std::vector<std::string> codes;  // as written; empty means "all" (only when written without brackets)
+  std::string reason;        // trimmed text after the bracket; empty when none
+  uint32_t applies_to_line = 0;  // the line it covers: its own line when the comment trails code, else the next code line
+};
+
+struct ParseProblem {
+  Location loc;
+  std::string message;  // "syntax error", "missing ')'"
+};
+
+struct FileFacts {
+  std::string path;
+  std::string module_name;  // dotted module path relative to the project root when known ("pkg.models.decoder")
+  std::vector<ImportFact> imports;
+  std::vector<ClassFact> classes;
+  std::vector<CacheSite> cache_sites;
+  std::vector<ImplicitCacheSite> implicit_caches;
+  std::vector<CaptureSite> captures;
+  std::vector<Declaration> declarations;
+  std::vector<OwnershipHop> hops;
+  std::vector<BatchEvidence> batch_evidence;
+  std::vector<ProtocolUse> protocol_uses;
+  std::vector<Constant> constants;
+  std::vector<Suppression> suppressions;
+  std::vector<ParseProblem> parse_problems;
+};
+
+inline std::string_view simple_name(std::string_view dotted) {
+  auto dot = dotted.rfind('.');
+  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
+}
+
+}  // namespace kvlint::facts

@@ -1,0 +1,45 @@
+// The names front ends look for. Defaults are the protocol's spellings
+// (shared/reference/model-local-kv-caches.md); configuration extends or
+// renames them ([tool.kvlint] extra-cache-classes, [tool.kvlint.protocol]).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kvlint::facts {
+
+struct Vocabulary {
+  // Simple names of cache classes; project subclasses are added by the driver
+  // after a first pass (see Project::cache_subclasses).
+  std::vector<std::string> cache_classes = {
+      "DynamicCache",        "StaticCache",          "EncoderDecoderCache", "SlidingWindowCache",
+      "HybridCache",         "HybridChunkedCache",   "OffloadedCache",      "OffloadedStaticCache",
+      "QuantizedCache",      "QuantoQuantizedCache", "HQQQuantizedCache",   "SinkCache",
+      "MambaCache",
+  };
+  // Protocol names, as the reference spells them.
+  std::string declaration_method = "model_local_kv_specs";
+  std::vector<std::string> spec_constructors = {"spec_from_hf_config", "ModelLocalKVSpec"};
+  std::string collector = "collect_model_local_kv_specs";
+  std::string unwrap = "unwrap";
+  std::string runnable = "runnable";
+  std::string row_driver = "RowDriver";       // RowDriver.FIXED / RowDriver.MAX_NUM_SEQS
+  std::string row_fixed = "FIXED";
+  std::string row_max_num_seqs = "MAX_NUM_SEQS";
+  // Earlier revisions' spellings: `rows=Fixed(n, because=...)`, `rows=MaxNumSeqs()`.
+  std::string fixed_call = "Fixed";
+  std::string fixed_reason_keyword = "because";
+  std::string max_num_seqs_call = "MaxNumSeqs";
+  // Field renames: pairs of (written, canonical), e.g. {"batch_capacity", "rows_fixed"}.
+  std::vector<std::pair<std::string, std::string>> field_aliases = {
+      {"batch_capacity", "rows_fixed"},
+      {"max_live_instances", "rows_fixed"},
+  };
+  std::string scope_enum = "ModelLocalKVScope";
+  // Module bases: a class is an nn.Module when its bases reach one of these
+  // (matched on the resolved dotted name's suffix).
+  std::vector<std::string> module_bases = {"torch.nn.Module", "nn.Module", "PreTrainedModel",
+                                           "torch.nn.modules.module.Module"};
+};
+
+}  // namespace kvlint::facts

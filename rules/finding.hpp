@@ -1,0 +1,45 @@
+// What rules emit and reporters print.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analyzers/facts/facts.hpp"
+
+namespace kvlint {
+
+enum class Severity { Info = 0, Warning = 1, Error = 2 };
+
+std::string_view to_string(Severity severity);
+// Parses "info" | "warning" | "error"; false on anything else.
+bool parse_severity(std::string_view text, Severity& out);
+
+struct RelatedLocation {
+  facts::Location loc;
+  std::string message;  // "cache kept per request id here"
+};
+
+struct Finding {
+  std::string code;     // "KV202"
+  Severity severity = Severity::Error;
+  facts::Location loc;  // where the reviewer should look first
+  std::string owner_class;
+  std::string message;  // one sentence a reviewer can act on
+  std::vector<RelatedLocation> related;  // the evidence lines
+  // Stable across unrelated edits: hash of code, path, owner class and the
+  // normalized text of the primary evidence (not line numbers). Set by the engine.
+  std::string fingerprint;
+};
+
+// A problem with an input that is not a finding: unreadable, not UTF-8,
+// syntax errors, too large. The run goes on.
+struct Diagnostic {
+  std::string path;
+  uint32_t line = 0;  // 0 when the whole file is concerned
+  uint32_t column = 0;
+  std::string kind;   // "read-error", "invalid-utf8", "parse-error", "binary", "too-large", "config"
+  std::string message;
+};
+
+}  // namespace kvlint

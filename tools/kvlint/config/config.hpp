@@ -1,0 +1,75 @@
+// [tool.kvlint] in pyproject.toml or kvlint.toml, discovered upward from the
+// checked path. Unknown keys and wrong types are errors naming file, key and
+// expected type (ConfigError; the CLI exits 2).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "analyzers/facts/vocabulary.hpp"
+#include "rules/finding.hpp"
+
+namespace kvlint {
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One `[tool.kvlint.runtime.models.NAME]` boot entry (runtime companion).
+struct RuntimeModel {
+  std::string name;
+  std::string factory;   // "pkg.module:build"
+  std::string driver;    // "pkg.module:drive"
+  std::vector<std::string> owners;  // owner classes it covers (simple names); empty: any class its package defines
+  std::vector<std::string> paths;   // "eager", "graph", "streaming", "stateless", "enforce_eager"
+  std::string interpreter;          // empty: the configured default
+  std::string device = "auto";      // auto | cpu | cuda
+  std::vector<int> concurrency = {1, 4};
+  int steps = 4;
+  double timeout_s = 120;
+  std::map<std::string, std::string> env;
+  std::vector<std::string> python_path;  // extra sys.path entries, relative to the config file
+};
+
+struct RuntimeConfig {
+  std::string interpreter;  // default interpreter for every model; empty: "python3"
+  std::string collector;    // "pkg.module:collect_model_local_kv_specs" when importable
+  double tolerance = 0.05;  // relative tolerance between declared and observed bytes
+  std::vector<RuntimeModel> models;
+};
+
+struct Config {
+  std::optional<std::filesystem::path> source;  // the file it came from, if any
+  std::filesystem::path root;                   // its directory (paths in it are relative to this)
+  std::vector<std::string> select = {"KV"};     // codes or prefixes
+  std::vector<std::string> ignore;
+  std::vector<std::string> extend_select;
+  std::map<std::string, std::vector<std::string>> per_file_ignores;  // glob -> codes/prefixes
+  std::vector<std::string> exclude;             // globs, gitignore-style, relative to root
+  std::vector<std::string> extend_exclude;
+  Severity fail_on = Severity::Warning;
+  bool respect_gitignore = true;
+  facts::Vocabulary vocabulary;                 // extra-cache-classes and [tool.kvlint.protocol] applied
+  RuntimeConfig runtime;
+
+  // Whether `code` is selected at all (select/extend-select minus ignore; longest prefix wins).
+  bool is_selected(std::string_view code) const;
+  // Whether `code` is ignored for `path` by per-file-ignores (path relative to root).
+  bool is_ignored_for(std::string_view code, const std::filesystem::path& path) const;
+  // Stable hash of everything that changes analysis output, for the result cache.
+  std::string fingerprint() const;
+};
+
+// Finds pyproject.toml (with a [tool.kvlint] table) or kvlint.toml upward from
+// `start` (a file or directory); kvlint.toml wins in the same directory.
+// Returns defaults rooted at the current directory when none is found.
+Config discover_config(const std::filesystem::path& start);
+// Loads an explicit file (`--config FILE`).
+Config load_config_file(const std::filesystem::path& file);
+
+}  // namespace kvlint

@@ -1,0 +1,45 @@
+// The check pipeline: discover files, prefilter, analyse in parallel (with a
+// per-file result cache), resolve the project, run the selected rules, apply
+// suppressions, order deterministically.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "rules/finding.hpp"
+#include "tools/kvlint/config/config.hpp"
+
+namespace kvlint {
+
+struct CheckOptions {
+  std::vector<std::filesystem::path> paths;  // files or directories
+  Config config;
+  bool use_cache = true;
+  std::filesystem::path cache_dir;  // empty: <config root>/.kvlint_cache
+  unsigned jobs = 0;                // 0: all cores
+  bool force_exclude = false;       // apply exclude to paths named explicitly too
+};
+
+struct CheckStats {
+  std::size_t files_found = 0;     // after discovery and exclusion
+  std::size_t files_parsed = 0;    // through the front end this run
+  std::size_t files_cached = 0;    // facts taken from the cache
+  std::size_t files_skipped = 0;   // prefilter: cannot match
+  std::size_t bytes_read = 0;
+};
+
+struct CheckResult {
+  std::vector<Finding> findings;        // sorted: path, line, column, code
+  std::vector<Diagnostic> diagnostics;  // sorted: path, line
+  std::size_t suppressed = 0;
+  CheckStats stats;
+};
+
+CheckResult run_check(const CheckOptions& options);
+
+// Stable fingerprint for a finding (see Finding::fingerprint).
+std::string fingerprint_of(const Finding& finding, std::string_view evidence_text);
+
+}  // namespace kvlint
