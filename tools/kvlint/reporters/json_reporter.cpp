@@ -1,0 +1,74 @@
+// The findings JSON (schema "kvlint-findings", version 1), documented in
+// docs/json-output.md and docs/findings.schema.json. The runtime companion and
+// CI scripts read it, so keys keep their names and order.
+#include <nlohmann/json.hpp>
+
+#include "tools/kvlint/reporters/report_support.hpp"
+
+namespace kvlint::reporting {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr int kSchemaVersion = 1;
+
+Json finding_json(const Finding& finding) {
+  Json related = Json::array();
+  for (const RelatedLocation& item : finding.related) {
+    related.push_back({{"path", item.loc.file},
+                       {"line", item.loc.line},
+                       {"column", item.loc.column},
+                       {"message", item.message}});
+  }
+  return {{"code", finding.code},
+          {"name", rule_name(finding.code)},
+          {"severity", std::string(to_string(finding.severity))},
+          {"path", finding.loc.file},
+          {"line", finding.loc.line},
+          {"column", finding.loc.column},
+          {"end_line", finding.loc.end_line},
+          {"end_column", finding.loc.end_column},
+          {"owner", finding.owner_class},
+          {"message", finding.message},
+          {"related", std::move(related)},
+          {"fingerprint", finding.fingerprint}};
+}
+
+Json diagnostic_json(const Diagnostic& diagnostic) {
+  return {{"path", diagnostic.path},
+          {"line", diagnostic.line},
+          {"column", diagnostic.column},
+          {"kind", diagnostic.kind},
+          {"message", diagnostic.message}};
+}
+
+}  // namespace
+
+std::string render_json(const CheckResult& result, const ReportOptions& options) {
+  const Totals totals = count_findings(result.findings);
+
+  Json findings = Json::array();
+  for (const Finding& finding : result.findings) findings.push_back(finding_json(finding));
+  Json diagnostics = Json::array();
+  for (const Diagnostic& diagnostic : result.diagnostics) diagnostics.push_back(diagnostic_json(diagnostic));
+  Json by_code = Json::object();
+  for (const auto& [code, count] : totals.by_code) by_code[code] = count;
+
+  const Json document = {
+      {"schema", "kvlint-findings"},
+      {"version", kSchemaVersion},
+      {"tool", {{"name", "kvlint"}, {"version", options.tool_version}}},
+      {"findings", std::move(findings)},
+      {"diagnostics", std::move(diagnostics)},
+      {"summary",
+       {{"findings", result.findings.size()},
+        {"suppressed", result.suppressed},
+        {"files", result.stats.files_found},
+        {"by_code", std::move(by_code)},
+        {"by_severity", {{"error", totals.errors}, {"warning", totals.warnings}, {"info", totals.infos}}}}}};
+  // Paths and messages come from user files and may hold invalid UTF-8:
+  // replace such bytes (U+FFFD) rather than fail the whole report.
+  return document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace kvlint::reporting

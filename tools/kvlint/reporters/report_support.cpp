@@ -1,0 +1,126 @@
+#include "tools/kvlint/reporters/report_support.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
+#include "rules/registry.hpp"
+
+namespace kvlint::reporting {
+
+Totals count_findings(const std::vector<Finding>& findings) {
+  Totals totals;
+  for (const Finding& finding : findings) {
+    switch (finding.severity) {
+      case Severity::Error:
+        ++totals.errors;
+        break;
+      case Severity::Warning:
+        ++totals.warnings;
+        break;
+      case Severity::Info:
+        ++totals.infos;
+        break;
+    }
+    ++totals.by_code[finding.code];
+  }
+  return totals;
+}
+
+std::vector<CodeCount> code_statistics(const std::vector<Finding>& findings) {
+  std::map<std::string, CodeCount> by_code;
+  for (const Finding& finding : findings) {
+    auto [it, inserted] = by_code.try_emplace(finding.code);
+    CodeCount& row = it->second;
+    if (inserted) {
+      row.code = finding.code;
+      row.name = rule_name(finding.code);
+      row.severity = finding.severity;
+    } else if (finding.severity > row.severity) {
+      row.severity = finding.severity;
+    }
+    ++row.count;
+  }
+  std::vector<CodeCount> rows;
+  rows.reserve(by_code.size());
+  for (auto& entry : by_code) rows.push_back(std::move(entry.second));
+  std::stable_sort(rows.begin(), rows.end(), [](const CodeCount& a, const CodeCount& b) {
+    if (a.count != b.count) return a.count > b.count;
+    return a.code < b.code;
+  });
+  return rows;
+}
+
+std::string rule_name(std::string_view code) {
+  // find_rule_info builds every rule per call; a report asks once per
+  // finding, so the names are looked up in a table built once (immutable).
+  static const std::map<std::string, std::string, std::less<>> names = [] {
+    std::map<std::string, std::string, std::less<>> table;
+    for (const RuleInfo& info : all_rule_infos()) table.emplace(info.code, info.name);
+    return table;
+  }();
+  const auto it = names.find(code);
+  return it != names.end() ? it->second : std::string();
+}
+
+std::string plural(std::size_t count, std::string_view singular, std::string_view plural_form) {
+  return std::to_string(count) + " " + std::string(count == 1 ? singular : plural_form);
+}
+
+std::string severity_breakdown(const Totals& totals) {
+  std::string text;
+  auto append = [&text](std::size_t count, std::string_view singular, std::string_view plural_form) {
+    if (count == 0) return;
+    if (!text.empty()) text += ", ";
+    text += plural(count, singular, plural_form);
+  };
+  append(totals.errors, "error", "errors");
+  append(totals.warnings, "warning", "warnings");
+  append(totals.infos, "info", "info");
+  return text;
+}
+
+std::optional<std::string_view> SourceLines::line(const std::string& path, std::uint32_t line_number) {
+  auto [it, inserted] = files_.try_emplace(path);
+  File& file = it->second;
+  if (inserted) {
+    std::ifstream stream(path, std::ios::binary);
+    if (stream) {
+      file.content.assign(std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>());
+      file.readable = !stream.bad();
+    }
+    if (file.readable) {
+      std::string_view rest(file.content);
+      while (!rest.empty()) {
+        const std::size_t newline = rest.find('\n');
+        std::string_view text = rest.substr(0, newline);
+        if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+        file.lines.push_back(text);
+        if (newline == std::string_view::npos) break;
+        rest.remove_prefix(newline + 1);
+      }
+    }
+  }
+  if (!file.readable || line_number == 0 || line_number > file.lines.size()) return std::nullopt;
+  return file.lines[line_number - 1];
+}
+
+std::size_t code_points_in_prefix(std::string_view text, std::size_t byte_count) {
+  std::size_t points = 0;
+  for (std::size_t i = 0; i < byte_count; ++i) {
+    if (i >= text.size()) {
+      points += byte_count - i;
+      break;
+    }
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if ((byte & 0xC0U) != 0x80U) ++points;  // not a UTF-8 continuation byte
+  }
+  return points;
+}
+
+std::uint32_t byte_to_code_point_column(std::string_view line_text, std::uint32_t byte_column) {
+  if (byte_column == 0) return 0;
+  return static_cast<std::uint32_t>(code_points_in_prefix(line_text, byte_column - 1) + 1);
+}
+
+}  // namespace kvlint::reporting

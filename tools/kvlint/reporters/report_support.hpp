@@ -1,0 +1,72 @@
+// Shared pieces of the reporters: one renderer per format, totals, rule
+// lookup, source lines and column conversion. Internal to the reporters.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/finding.hpp"
+#include "tools/kvlint/reporters/reporters.hpp"
+
+namespace kvlint::reporting {
+
+std::string render_text(const CheckResult& result, const ReportOptions& options);
+std::string render_json(const CheckResult& result, const ReportOptions& options);
+std::string render_sarif(const CheckResult& result, const ReportOptions& options);
+std::string render_github(const CheckResult& result, const ReportOptions& options);
+std::string render_markdown(const CheckResult& result, const ReportOptions& options);
+
+// Counts the reporters print: per severity and per code (ordered by code).
+struct Totals {
+  std::size_t errors = 0;
+  std::size_t warnings = 0;
+  std::size_t infos = 0;
+  std::map<std::string, std::size_t> by_code;
+};
+Totals count_findings(const std::vector<Finding>& findings);
+
+// One row of the statistics table; rows come sorted by count desc, then code.
+struct CodeCount {
+  std::string code;
+  std::string name;   // empty when the code is unknown to the registry
+  Severity severity;  // the severity the findings carried (the highest, if mixed)
+  std::size_t count = 0;
+};
+std::vector<CodeCount> code_statistics(const std::vector<Finding>& findings);
+
+// Rule name for a code, or empty when the registry does not know it.
+std::string rule_name(std::string_view code);
+
+// "1 finding" / "3 findings".
+std::string plural(std::size_t count, std::string_view singular, std::string_view plural_form);
+// "(2 errors, 1 warning)" style breakdown without the parentheses; zero counts left out.
+std::string severity_breakdown(const Totals& totals);
+
+// Reads source files by path once per report, so many findings in one file
+// cost one read. Files that cannot be read yield no lines.
+class SourceLines {
+ public:
+  // The 1-based line of `path` without its line terminator, or nullopt.
+  std::optional<std::string_view> line(const std::string& path, std::uint32_t line_number);
+
+ private:
+  struct File {
+    bool readable = false;
+    std::string content;
+    std::vector<std::string_view> lines;
+  };
+  std::map<std::string, File> files_;
+};
+
+// Number of UTF-8 code points in the first `byte_count` bytes of `text`
+// (continuation bytes are not counted; bytes past the end count as one each).
+std::size_t code_points_in_prefix(std::string_view text, std::size_t byte_count);
+
+// Converts a 1-based byte column on `line_text` into a 1-based code point column.
+std::uint32_t byte_to_code_point_column(std::string_view line_text, std::uint32_t byte_column);
+
+}  // namespace kvlint::reporting
