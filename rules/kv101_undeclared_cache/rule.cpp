@@ -1,29 +1,143 @@
-// KV101 undeclared-cache: A class constructs a cache object and no declaration covers it.
+// KV101 undeclared-cache: a class constructs a cache object and no declaration covers it.
 #include "rules/rule.hpp"
+
+#include <fmt/format.h>
+
+#include "rules/common/rule_support.hpp"
 
 namespace kvlint {
 namespace {
 
 constexpr RuleInfo kInfo{
     "KV101", "undeclared-cache", Severity::Error,
-    "A class constructs a cache object and no declaration covers it.",
+    "A class constructs a transformers cache object and no model_local_kv_specs declaration covers it.",
     R"doc(## What it does
-A class constructs a cache object and no declaration covers it.
+Reports every place a class constructs a `transformers` cache object (`DynamicCache`,
+`StaticCache`, `EncoderDecoderCache`, ... or a project subclass of one, through any
+import alias) when no `model_local_kv_specs()` declaration covers that class: not its
+own, not one inherited from a base class (in any file), and not one reached from a
+module that holds it (a holder that forwards with `self.<attr>.model_local_kv_specs()`
+or declares specs itself). A forward to a class that has no `model_local_kv_specs()` of
+its own (and no base outside the project that could supply one) covers nothing.
 
-TODO(rule author): why it matters, example, how to fix.
+A cache that lives only for one call still counts: it is per-invocation memory that
+the engine's KV budget never saw. Caches the class builds only when its caller asks
+(the transformers `if use_cache and past_key_values is None:` pattern, handed back to
+the caller) belong to the caller and are reported by KV102 at the call that asks.
+Module-level code has no owner class to declare on and is not reported.
+
+## Why it matters
+The engine charges graph-resident memory at profiling time, but the per-request portion
+is allocated after profiling and nobody predicted it. The reference document's Qwen3-TTS
+codec decoder keeps 4.44 MiB per request: at `max_num_seqs=256` that is about 1.1 GiB
+that no per-stage number accounted for. `model_local_kv_specs()` is how the runner learns
+about it; a cache with no declaration is invisible.
+
+## Example
+```python
+class StreamingCodecDecoder(nn.Module):
+    def decode_chunk(self, request_id, codes):
+        cache = self._caches.setdefault(request_id, DynamicCache())  # KV101
+        ...
+```
+Fixed:
+```python
+    def model_local_kv_specs(self):
+        return [spec_from_hf_config(
+            self.config, name="codec_decoder",
+            physical_capacity_positions=self.config.sliding_window - 1,
+            capacity_source="sliding_window - 1", scope=ModelLocalKVScope.REQUEST,
+            dtype=self.dtype, rows=RowDriver.MAX_NUM_SEQS)]
+```
+
+## How to fix
+Declare the cache on the class that builds it (or a base class), one spec per distinct
+allocation. When the class is not an `nn.Module` the collector cannot find it: declare
+on the module that holds it, or forward from there with
+`self.<attr>.model_local_kv_specs()` (KV105 checks that hop).
+
+## Runtime verdict
+`kvlint confirm` boots the owner's entry and drives its paths. Confirmed when a cache
+created at the finding's file:line is observed; refuted when a path of the owner's entry
+ran to completion and none was; not-exercised when no entry boots the owner.
 )doc"};
 
 class Check final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
-    (void)project;
-    (void)out;  // TODO(rule author): not implemented yet
+    for (const auto& file : project.files()) {
+      for (const auto& site : file.cache_sites) {
+        if (site.owner_class.empty() || site.caller_requested) continue;
+        facts::ClassRef owner = project.class_of(file, site.owner_class);
+        if (!owner) continue;
+        auto covers = project.coverage(owner);
+        if (!covers.empty() && !forwards_to_nothing(project, owner, covers)) continue;
+        out.push_back(make_finding(project, owner, site));
+      }
+    }
+  }
+
+ private:
+  // Holders forward to the class, but it has no declaration to forward to, and every
+  // base is known (an outside base could supply the method).
+  static bool forwards_to_nothing(const facts::Project& project, facts::ClassRef owner,
+                                  const std::vector<facts::Cover>& covers) {
+    for (const auto& c : covers)
+      if (c.how != facts::Cover::How::ForwardedByHolder) return false;
+    return project.is_module(owner) != facts::Tristate::Unknown;
+  }
+
+  static Finding make_finding(const facts::Project& project, facts::ClassRef owner,
+                              const facts::CacheSite& site) {
+    Finding f;
+    f.code = std::string(kInfo.code);
+    f.severity = kInfo.severity;
+    f.loc = site.loc;
+    f.owner_class = site.owner_class;
+    const std::string method = site.method.empty() ? std::string() : fmt::format(" in `{}`", site.method);
+    std::string fix;
+    if (project.is_module(owner) == facts::Tristate::No) {
+      fix = fmt::format(
+          "`{}` is not an `nn.Module`, so declare it on a module that holds it or forward "
+          "from there with `self.<attr>.{}()`",
+          site.owner_class, rules::declaration_name(project));
+    } else {
+      fix = fmt::format("declare it in `{}.{}()`, or forward to it from a module that holds it",
+                        site.owner_class, rules::declaration_name(project));
+    }
+    std::vector<std::string> holder_notes;
+    for (const auto& h : project.holders(owner)) {
+      bool forwards = false;
+      for (const auto& c : project.inherited_declarations(h.holder))
+        for (const auto& fwd : c.declaration->forwards)
+          forwards = forwards || fwd.via_attribute == h.hop->attribute;
+      holder_notes.push_back(fmt::format(
+          "`{}` holds it as `self.{}` (line {}){}", h.holder.cls->name, h.hop->attribute, h.hop->loc.line,
+          forwards ? fmt::format(" and forwards to a `{}` that `{}` does not have",
+                                 rules::declaration_name(project), site.owner_class)
+                   : std::string()));
+      f.related.push_back(
+          rules::related(h.hop->loc, fmt::format("`{}` holds `{}` here and declares nothing that covers it",
+                                                 h.holder.cls->name, site.owner_class)));
+    }
+    std::string holders;
+    for (std::size_t i = 0; i < holder_notes.size(); ++i) holders += "; " + holder_notes[i];
+    f.message = fmt::format(
+        "`{}` constructs a `{}`{} (line {}) and {}, but no `{}` declaration covers `{}`: {}{}",
+        site.owner_class, site.cache_class, method, site.loc.line, rules::describe_retention(site),
+        rules::declaration_name(project), site.owner_class, fix, holders);
+    if (const facts::Guard* g = rules::owner_state_guard(site.guards, rules::retained_attribute(site)))
+      f.related.push_back(
+          rules::related(g->condition.loc, fmt::format("built only under {}", rules::describe_guard(*g))));
+    return f;
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Rule> make_kv101_undeclared_cache() { return std::make_unique<Check>(); }
+std::unique_ptr<Rule> make_kv101_undeclared_cache() {
+  return std::make_unique<Check>();
+}
 
 }  // namespace kvlint

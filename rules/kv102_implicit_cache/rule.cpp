@@ -1,29 +1,138 @@
-// KV102 implicit-cache: A call passes use_cache=True without a cache, so transformers builds one behind it, and no declaration covers it.
+// KV102 implicit-cache: a call makes transformers build a cache behind it and no declaration covers it.
 #include "rules/rule.hpp"
+
+#include <fmt/format.h>
+
+#include "rules/common/rule_support.hpp"
 
 namespace kvlint {
 namespace {
 
 constexpr RuleInfo kInfo{
     "KV102", "implicit-cache", Severity::Error,
-    "A call passes use_cache=True without a cache, so transformers builds one behind it, and no declaration covers it.",
+    "A call passes use_cache=True without a cache, so transformers builds one behind it, and no "
+    "declaration covers it.",
     R"doc(## What it does
-A call passes use_cache=True without a cache, so transformers builds one behind it, and no declaration covers it.
+Reports a call that passes `use_cache=True` without `past_key_values` (or with a
+`past_key_values` variable that starts as `None`), so `transformers` builds a
+`DynamicCache` behind the call, when no `model_local_kv_specs()` declaration covers the
+calling class (own, inherited, or reached from a module that holds it -- the same
+coverage test as KV101).
 
-TODO(rule author): why it matters, example, how to fix.
+Ownership follows retention. A transformers-style model that builds a cache only when
+its caller asks (`if use_cache and past_key_values is None: past_key_values =
+DynamicCache()`) and hands it back does not own that memory; the caller that asks does.
+So the finding lands on the call sites that ask, not on every model class that *can*
+build one. A call passing `use_cache=use_cache` forwards the decision to its own caller
+and is not reported. A call whose callee is a held class that declares the cache itself
+(`self.lm` is a `LocalTransformer` with its own `model_local_kv_specs()`) is covered there.
+
+## Why it matters
+An implicit cache is the easiest one to miss in review: no cache class is named
+anywhere. It is still per-call KV memory the engine never budgeted. MiMo-Audio's local
+transformer keeps a `DynamicCache` of `group_size + max(delay_pattern) = 11` positions,
+704 KiB per row, scaled by `max_num_seqs`.
+
+## Example
+```python
+class LocalDecoder(nn.Module):
+    def step(self, embeds):
+        past = None
+        for _ in range(self.group_size):
+            out = self.lm(inputs_embeds=embeds, past_key_values=past, use_cache=True)  # KV102
+            past = out.past_key_values
+```
+Fixed: add `model_local_kv_specs()` to `LocalDecoder` (or the module that holds it)
+declaring the `DynamicCache` transformers builds, bounded by the loop's trip count.
+
+## How to fix
+Declare the cache on the calling class: its capacity is what the call sequence feeds
+in (a decode loop's trip count, a sliding window), its rows follow how many calls are in
+flight. If the cache is really unwanted, pass `use_cache=False`.
+
+## Runtime verdict
+`kvlint confirm` records caches by the source line that created them; for an implicit
+cache that is the call. Confirmed when a cache created at the finding's file:line is
+observed; refuted when a path of the owner's entry ran to completion and none was;
+not-exercised when no entry boots the owner.
 )doc"};
+
+// The first attribute after `self.` in a callee: "lm" for `self.lm.generate`.
+std::string callee_attribute(std::string_view callee) {
+  constexpr std::string_view kSelf = "self.";
+  if (!callee.starts_with(kSelf)) return {};
+  callee.remove_prefix(kSelf.size());
+  return std::string(callee.substr(0, callee.find_first_of(".(")));
+}
+
+// A class the owner (or a base) holds under `attribute` and that declares itself.
+const facts::Declaration* callee_declaration(const facts::Project& project, facts::ClassRef owner,
+                                             std::string_view attribute) {
+  if (attribute.empty()) return nullptr;
+  std::vector<facts::ClassRef> lineage{owner};
+  for (facts::ClassRef a : project.ancestors(owner)) lineage.push_back(a);
+  for (const auto& file : project.files()) {
+    for (const auto& hop : file.hops) {
+      if (hop.attribute != attribute) continue;
+      facts::ClassRef holder = project.class_of(file, hop.owner_class);
+      bool ours = false;
+      for (facts::ClassRef c : lineage) ours = ours || (c == holder);
+      if (!ours) continue;
+      if (facts::ClassRef target = project.find_class(hop.target_class, &file))
+        if (const facts::Declaration* d = project.own_declaration(target)) return d;
+    }
+  }
+  return nullptr;
+}
 
 class Check final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
-    (void)project;
-    (void)out;  // TODO(rule author): not implemented yet
+    for (const auto& file : project.files()) {
+      for (const auto& site : file.implicit_caches) {
+        if (site.owner_class.empty()) continue;
+        facts::ClassRef owner = project.class_of(file, site.owner_class);
+        if (!owner || !project.coverage(owner).empty()) continue;
+        if (callee_declaration(project, owner, callee_attribute(site.callee))) continue;
+        out.push_back(make_finding(project, site));
+      }
+    }
+  }
+
+ private:
+  static Finding make_finding(const facts::Project& project, const facts::ImplicitCacheSite& site) {
+    Finding f;
+    f.code = std::string(kInfo.code);
+    f.severity = kInfo.severity;
+    f.loc = site.loc;
+    f.owner_class = site.owner_class;
+    std::string how;
+    if (site.reason == facts::ImplicitCacheSite::Reason::PastKeyValuesStartsNone) {
+      how = site.none_origin
+                ? fmt::format("with `use_cache=True` and a `past_key_values` that starts as `None` (line {})",
+                              site.none_origin->line)
+                : std::string("with `use_cache=True` and a `past_key_values` that starts as `None`");
+      if (site.none_origin)
+        f.related.push_back(rules::related(*site.none_origin, "`past_key_values` starts as `None` here"));
+    } else {
+      how = "with `use_cache=True` and no `past_key_values`";
+    }
+    const std::string where = site.method.empty() ? site.owner_class : site.owner_class + "." + site.method;
+    f.message = fmt::format(
+        "`{}` calls `{}` (line {}) {}, so transformers builds a `DynamicCache` behind the call, and no "
+        "`{}` declaration covers `{}`: declare that cache on `{}` or a module that holds it, or pass "
+        "`use_cache=False`",
+        where, site.callee, site.loc.line, how, rules::declaration_name(project), site.owner_class,
+        site.owner_class);
+    return f;
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Rule> make_kv102_implicit_cache() { return std::make_unique<Check>(); }
+std::unique_ptr<Rule> make_kv102_implicit_cache() {
+  return std::make_unique<Check>();
+}
 
 }  // namespace kvlint

@@ -1,29 +1,110 @@
-// KV104 orphan-declaration: A declaration whose owner neither builds a cache nor captures one.
+// KV104 orphan-declaration: a declaration whose owner neither builds a cache nor captures one.
 #include "rules/rule.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "rules/common/rule_support.hpp"
 
 namespace kvlint {
 namespace {
 
 constexpr RuleInfo kInfo{
     "KV104", "orphan-declaration", Severity::Warning,
-    "A declaration whose owner neither builds a cache nor captures one.",
+    "A model_local_kv_specs declaration whose class neither builds a cache nor captures one, "
+    "directly or through what it holds.",
     R"doc(## What it does
-A declaration whose owner neither builds a cache nor captures one.
+Reports a `model_local_kv_specs()` that returns at least one spec while its class -- with
+its base classes, its subclasses in the project, and every class it holds through
+`self.<attr> = Cls(...)` (transitively) -- neither constructs a cache object, nor calls a
+model with `use_cache=True`, nor captures a CUDA graph.
 
-TODO(rule author): why it matters, example, how to fix.
+A pure forwarder (only `return self.<attr>.model_local_kv_specs()`, no specs of its own)
+is not an orphan: it is how a non-module declarer is reached.
+
+## Why it matters
+A declaration with nothing behind it is either stale (the cache was removed, the number
+stayed) or on the wrong class (the cache moved to a sibling, which is now undeclared).
+Either way the runner logs memory that no deployment allocates -- the same failure as the
+reference document's revision that "declared unconditionally and invented roughly a
+gigabyte for stateless deployments".
+
+## Example
+```python
+class SpeakerEncoder(nn.Module):          # builds no cache, holds nothing that does
+    def model_local_kv_specs(self):        # KV104
+        return [spec_from_hf_config(self.config, name="speaker_cache", ...)]
+```
+
+## How to fix
+Move the declaration to the class that builds the cache (or a module that holds it), or
+delete it if the cache is gone. If the cache is built through an object the analyzer
+cannot see (a model loaded with `from_pretrained` and driven elsewhere), suppress with a
+reason: `# kvlint: ignore[KV104] cache built by the HF model in self.lm`.
 )doc"};
 
 class Check final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
-    (void)project;
-    (void)out;  // TODO(rule author): not implemented yet
+    for (const auto& file : project.files()) {
+      for (const auto& decl : file.declarations) {
+        if (decl.specs.empty()) continue;  // a pure forwarder
+        facts::ClassRef owner = project.class_of(file, decl.owner_class);
+        if (!owner || backs_a_cache(project, owner)) continue;
+        out.push_back(make_finding(project, decl));
+      }
+    }
+  }
+
+ private:
+  static bool closure_has_cache(const facts::Project& project, facts::ClassRef cls) {
+    for (facts::ClassRef k : project.owned_closure(cls))
+      if (!project.cache_sites_of(k).empty() || !project.implicit_caches_of(k).empty() ||
+          !project.captures_of(k).empty())
+        return true;
+    return false;
+  }
+
+  // The class, or a subclass that inherits the declaration, holds a cache somewhere.
+  static bool backs_a_cache(const facts::Project& project, facts::ClassRef owner) {
+    if (closure_has_cache(project, owner)) return true;
+    for (facts::ClassRef c : project.classes()) {
+      if (c == owner) continue;
+      auto bases = project.ancestors(c);
+      if (std::find(bases.begin(), bases.end(), owner) == bases.end()) continue;
+      if (closure_has_cache(project, c)) return true;
+    }
+    return false;
+  }
+
+  static Finding make_finding(const facts::Project& project, const facts::Declaration& decl) {
+    Finding f;
+    f.code = std::string(kInfo.code);
+    f.severity = kInfo.severity;
+    f.loc = decl.loc;
+    f.owner_class = decl.owner_class;
+    std::vector<std::string> labels;
+    for (const auto& spec : decl.specs) {
+      labels.push_back(rules::spec_label(spec));
+      f.related.push_back(rules::related(spec.loc, fmt::format("declares {} here", rules::spec_label(spec))));
+    }
+    std::string list;
+    for (std::size_t i = 0; i < labels.size(); ++i) list += (i ? ", " : "") + labels[i];
+    f.message = fmt::format(
+        "`{}.{}` (line {}) declares {} but neither `{}` nor any class it holds builds a cache, calls a "
+        "model with `use_cache=True` or captures a CUDA graph: the declaration is stale or on the wrong "
+        "class; move it to the class that builds the cache or remove it",
+        decl.owner_class, rules::declaration_name(project), decl.loc.line, list, decl.owner_class);
+    return f;
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Rule> make_kv104_orphan_declaration() { return std::make_unique<Check>(); }
+std::unique_ptr<Rule> make_kv104_orphan_declaration() {
+  return std::make_unique<Check>();
+}
 
 }  // namespace kvlint

@@ -1,29 +1,111 @@
-// KV303 capture-ignores-enforce-eager: Graph capture not gated on enforce_eager: the pool stays resident in eager deployments.
+// KV303 capture-ignores-enforce-eager: graph capture not gated on enforce_eager, so the
+// pool stays resident in eager deployments.
 #include "rules/rule.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "rules/common/rule_support.hpp"
 
 namespace kvlint {
 namespace {
 
 constexpr RuleInfo kInfo{
     "KV303", "capture-ignores-enforce-eager", Severity::Warning,
-    "Graph capture not gated on enforce_eager: the pool stays resident in eager deployments.",
+    "CUDA-graph capture gated only on torch.cuda.is_available() (or nothing), not on enforce_eager: "
+    "the pool stays resident in eager deployments.",
     R"doc(## What it does
-Graph capture not gated on enforce_eager: the pool stays resident in eager deployments.
+Reports a CUDA-graph capture (`with torch.cuda.graph(...)`, `capture_begin()`,
+`make_graphed_callables`) when none of the conditions it runs under mentions
+`enforce_eager` (or any name containing "eager") -- neither an enclosing `if`, an early
+return earlier in the method, nor a guard under which its class calls the capturing
+method. Typically the only gate is `torch.cuda.is_available()`, or there is none.
 
-TODO(rule author): why it matters, example, how to fix.
+## Why it matters
+`enforce_eager: true` is how a deployment says "no CUDA graphs". A model that captures
+anyway keeps every captured bucket's memory resident while the engine runs eagerly. The
+reference document: "MiMo captures every bucket gated only on `torch.cuda.is_available()`
+(`mimo_audio_llm.py:670`), so those 179.44 MiB stay resident even when the deploy config
+sets `enforce_eager: true`."
+
+## Example
+```python
+def __init__(self, config, vllm_config):
+    if torch.cuda.is_available():
+        self._capture_buckets()           # KV303 at the torch.cuda.graph inside
+```
+Fixed:
+```python
+    self.enforce_eager = vllm_config.model_config.enforce_eager
+    if torch.cuda.is_available() and not self.enforce_eager:
+        self._capture_buckets()
+```
+
+## How to fix
+Read `enforce_eager` from the engine config at construction and skip the capture (and
+the graph-pool declaration) when it is set. The analyzer sees guards inside the capturing
+class only; if the caller gates the capture from another class, suppress with a reason.
+
+## Runtime verdict
+`kvlint confirm` runs the owner's `enforce_eager` path. Confirmed when a capture happens
+in that path.
 )doc"};
 
 class Check final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
-    (void)project;
-    (void)out;  // TODO(rule author): not implemented yet
+    for (const auto& file : project.files()) {
+      for (const auto& capture : file.captures) {
+        if (std::any_of(capture.guards.begin(), capture.guards.end(),
+                        [](const facts::Guard& g) { return rules::guard_mentions(g, "eager"); }))
+          continue;
+        out.push_back(make_finding(capture));
+      }
+    }
+  }
+
+ private:
+  static Finding make_finding(const facts::CaptureSite& capture) {
+    Finding f;
+    f.code = std::string(kInfo.code);
+    f.severity = kInfo.severity;
+    f.loc = capture.loc;
+    f.owner_class = capture.owner_class;
+    std::vector<const facts::Guard*> gates;
+    for (const auto& g : capture.guards)
+      if (rules::is_branching_guard(g)) gates.push_back(&g);
+    std::string gated;
+    if (gates.empty()) {
+      gated = "runs unconditionally";
+    } else {
+      gated = "is gated only on ";
+      for (std::size_t i = 0; i < gates.size(); ++i) {
+        gated += (i == 0 ? "" : (i + 1 == gates.size() ? " and " : ", "));
+        gated += fmt::format("{} (line {})", rules::describe_guard(*gates[i]), gates[i]->condition.loc.line);
+        f.related.push_back(rules::related(gates[i]->condition.loc, "the only gate on the capture"));
+      }
+    }
+    const std::string who =
+        capture.owner_class.empty() ? std::string("Module-level code") : quoted_class(capture);
+    f.message = fmt::format(
+        "{} captures a CUDA graph with `{}` (line {}) that {}, never on `enforce_eager`: under "
+        "`enforce_eager: true` the captured pool stays resident; skip the capture when `enforce_eager` is "
+        "set",
+        who, capture.written, capture.loc.line, gated);
+    return f;
+  }
+  static std::string quoted_class(const facts::CaptureSite& capture) {
+    return capture.method.empty() ? rules::quoted(capture.owner_class)
+                                  : fmt::format("`{}.{}`", capture.owner_class, capture.method);
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Rule> make_kv303_capture_ignores_enforce_eager() { return std::make_unique<Check>(); }
+std::unique_ptr<Rule> make_kv303_capture_ignores_enforce_eager() {
+  return std::make_unique<Check>();
+}
 
 }  // namespace kvlint

@@ -65,6 +65,9 @@ struct Config {
   std::string fingerprint() const;
 };
 
+// Whether `code` is a rule code or a prefix of one ("KV", "KV1", "KV101"), engine rules included.
+bool is_known_rule_code_or_prefix(std::string_view code);
+
 // Finds pyproject.toml (with a [tool.kvlint] table) or kvlint.toml upward from
 // `start` (a file or directory); kvlint.toml wins in the same directory.
 // Returns defaults rooted at the current directory when none is found.

@@ -1,13 +1,101 @@
-// TODO(runtime): placeholder until the runtime companion lands.
 #include "tools/kvlint/confirm/confirm.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "rules/registry.hpp"
+#include "tools/kvlint/confirm/findings_input.hpp"
+#include "tools/kvlint/confirm/nvml.hpp"
+#include "tools/kvlint/confirm/reconcile.hpp"
+#include "tools/kvlint/confirm/runner.hpp"
+#include "tools/kvlint/confirm/writers.hpp"
+#include "tools/kvlint/engine/engine.hpp"
 
 namespace kvlint {
+namespace {
 
-int run_confirm(const ConfirmOptions&) {
-  std::fputs("kvlint confirm: not implemented yet\n", stderr);
-  return 2;
+constexpr std::string_view kToolVersion = "0.1.0";
+
+std::vector<confirm::InputFinding> findings_from_check(const ConfirmOptions& options) {
+  CheckOptions check;
+  check.paths = options.paths;
+  if (check.paths.empty()) check.paths.push_back(options.config.root.empty() ? "." : options.config.root);
+  check.config = options.config;
+  CheckResult result = run_check(check);
+  std::vector<confirm::InputFinding> out;
+  for (auto& finding : result.findings) {
+    std::string name;
+    if (const RuleInfo* info = find_rule_info(finding.code)) name = std::string(info->name);
+    out.push_back({std::move(finding), std::move(name)});
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_confirm(const ConfirmOptions& options) {
+  using namespace confirm;
+  try {
+    if (options.format != "text" && options.format != "json" && options.format != "sarif")
+      throw InputError(fmt::format("unknown format \"{}\" (text, json or sarif)", options.format));
+    if (!options.device_override.empty() && options.device_override != "cpu" &&
+        options.device_override != "cuda")
+      throw InputError(fmt::format("unknown device \"{}\" (cpu or cuda)", options.device_override));
+
+    std::vector<InputFinding> findings = options.findings_file.empty()
+                                             ? findings_from_check(options)
+                                             : load_findings_file(options.findings_file);
+    auto entries = select_entries(findings, options.config, options.models);
+    for (const auto& entry : entries) validate_entry(*entry.model);
+
+    RunSettings settings;
+    settings.device_override = options.device_override;
+    if (!entries.empty()) {
+      settings.runtime_pythonpath = locate_runtime_pythonpath();
+      if (settings.runtime_pythonpath.empty())
+        throw InputError(
+            "cannot find runtime/python (the kvlint_runtime harness); set KVLINT_RUNTIME_PYTHONPATH to its "
+            "directory");
+    }
+    NvmlSampler nvml;  // absent library or GPU: no samples, not an error
+    settings.nvml = &nvml;
+
+    std::vector<ModelRun> runs;
+    for (const auto& entry : entries) {
+      runs.push_back(run_model(entry, options.config, settings));
+      // Stream progress as each model finishes; the report itself is written once, atomically.
+      std::fputs((model_progress_line(runs.back()) + "\n").c_str(), stderr);
+    }
+    if (entries.empty())
+      std::fputs("kvlint confirm: no boot entry covers a flagged owner class; nothing to run\n", stderr);
+
+    ReconcileOptions reconcile_options;
+    reconcile_options.tolerance = options.config.runtime.tolerance;
+    std::error_code ec;
+    reconcile_options.bases = {std::filesystem::current_path(ec), options.config.root};
+    ConfirmReport report = reconcile(findings, std::move(runs), reconcile_options);
+
+    std::string rendered;
+    render(report, options.format, kToolVersion, rendered);
+    if (options.output.empty()) {
+      std::cout << rendered << std::flush;
+    } else {
+      write_file_atomically(options.output, rendered);
+    }
+    return report.exit_code();
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "kvlint confirm: %s\n", e.what());
+    return 2;
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "kvlint confirm: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kvlint confirm: %s\n", e.what());
+    return 2;
+  }
 }
 
 }  // namespace kvlint

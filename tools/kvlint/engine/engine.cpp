@@ -1,47 +1,456 @@
-// TODO(cli): minimal sequential pipeline; discovery, prefilter, cache, parallelism
-// and suppressions land with the CLI work.
+// The check pipeline: discover, read, prefilter, analyse in parallel (with the
+// per-file result cache), widen the vocabulary to a fixpoint, resolve the
+// project, run the selected rules, apply suppressions, fingerprint, sort.
+// Knows nothing about individual rules.
 #include "tools/kvlint/engine/engine.hpp"
 
+#include <fmt/format.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/info.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+#include <xxhash.h>
+
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
 
 #include "analyzers/facts/project.hpp"
 #include "analyzers/python/python_frontend.hpp"
 #include "rules/registry.hpp"
+#include "tools/kvlint/engine/discovery.hpp"
+#include "tools/kvlint/engine/result_cache.hpp"
+#include "tools/kvlint/engine/source_file.hpp"
+#include "tools/kvlint/engine/suppressions.hpp"
 
 namespace kvlint {
+namespace fs = std::filesystem;
 
-std::string fingerprint_of(const Finding& finding, std::string_view) { return finding.code; }
+namespace {
 
-CheckResult run_check(const CheckOptions& options) {
-  namespace fs = std::filesystem;
-  CheckResult result;
-  std::vector<fs::path> files;
-  for (const auto& p : options.paths) {
-    if (fs::is_directory(p)) {
-      for (const auto& e : fs::recursive_directory_iterator(p))
-        if (e.is_regular_file() && e.path().extension() == ".py") files.push_back(e.path());
-    } else {
-      files.push_back(p);
+// Extra rounds after the first pass: subclass discovery and base-class lookups.
+constexpr int kMaxWideningRounds = 8;
+constexpr int kMaxBaseRounds = 2;
+
+struct FileState {
+  DiscoveredFile file;
+  std::string content;
+  bool readable = false;
+  std::string module_name;
+  std::optional<facts::FileFacts> facts;  // set once analysed
+  std::vector<Diagnostic> analysis_diagnostics;
+  bool parsed = false;                       // went through the front end at least once this run
+  bool anchor_hit = false;                   // the prefilter: contains a vocabulary anchor
+  std::vector<std::string> defined_classes;  // names after `class ` (cheap scan, for base lookups)
+};
+
+// Version plus the identity of this binary, so a rebuilt front end never reuses stale facts.
+std::string build_identity() {
+  struct stat st {};
+  if (::stat("/proc/self/exe", &st) != 0) return std::string(kKvlintVersion);
+  return fmt::format("{}+{}.{}.{}", kKvlintVersion, static_cast<long long>(st.st_size),
+                     static_cast<long long>(st.st_mtim.tv_sec), static_cast<long long>(st.st_mtim.tv_nsec));
+}
+
+// Text that a file must contain to possibly produce facts a rule reads.
+std::vector<std::string> prefilter_anchors(const facts::Vocabulary& v) {
+  std::vector<std::string> anchors = v.cache_classes;
+  for (const char* fixed : {"use_cache", "cuda.graph", "capture_begin", "make_graphed_callables",
+                            "BeginCapture", "capacity_source", "named_modules", "kvlint:", "cache_utils"})
+    anchors.emplace_back(fixed);
+  anchors.push_back(v.declaration_method);
+  anchors.push_back(v.collector);
+  for (const auto& c : v.spec_constructors) anchors.push_back(c);
+  std::sort(anchors.begin(), anchors.end());
+  anchors.erase(std::unique(anchors.begin(), anchors.end()), anchors.end());
+  return anchors;
+}
+
+bool contains_any(std::string_view content, const std::vector<std::string>& needles) {
+  return std::any_of(needles.begin(), needles.end(), [&](const std::string& n) {
+    return !n.empty() && ::memmem(content.data(), content.size(), n.data(), n.size()) != nullptr;
+  });
+}
+
+bool is_identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         static_cast<unsigned char>(c) >= 0x80;
+}
+
+// Names written after the keyword `class ` anywhere in the bytes (a superset of the
+// classes the file defines; strings and comments may add a few, which only costs a parse).
+std::vector<std::string> scan_class_names(std::string_view content) {
+  std::vector<std::string> names;
+  constexpr std::string_view kKeyword = "class ";
+  for (std::size_t at = content.find(kKeyword); at != std::string_view::npos;
+       at = content.find(kKeyword, at + 1)) {
+    if (at > 0 && is_identifier_char(content[at - 1])) continue;
+    std::size_t begin = at + kKeyword.size();
+    while (begin < content.size() && (content[begin] == ' ' || content[begin] == '\t')) ++begin;
+    std::size_t end = begin;
+    while (end < content.size() && is_identifier_char(content[end])) ++end;
+    if (end > begin) names.emplace_back(content.substr(begin, end - begin));
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+// Dotted module path: directories holding __init__.py above the file, up to the config root.
+class ModuleNamer {
+ public:
+  explicit ModuleNamer(fs::path root) : root_(std::move(root)) {}
+  std::string name_of(const fs::path& absolute) {
+    std::vector<std::string> parts;
+    const std::string stem = absolute.stem().string();
+    if (stem != "__init__") parts.push_back(stem);
+    fs::path dir = absolute.parent_path();
+    while (dir != root_ && dir.has_relative_path() && is_package(dir)) {
+      parts.push_back(dir.filename().string());
+      dir = dir.parent_path();
+    }
+    std::string out;
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) out += (out.empty() ? "" : ".") + *it;
+    return out;
+  }
+
+ private:
+  bool is_package(const fs::path& dir) {
+    auto [it, inserted] = packages_.try_emplace(dir.string(), false);
+    if (inserted) {
+      std::error_code ec;
+      it->second = fs::is_regular_file(dir / "__init__.py", ec);
+    }
+    return it->second;
+  }
+  fs::path root_;
+  std::map<std::string, bool> packages_;
+};
+
+std::string normalize_whitespace(std::string_view text) {
+  std::string out;
+  bool pending_space = false;
+  for (char c : text) {
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v') {
+      pending_space = !out.empty();
+      continue;
+    }
+    if (pending_space) out += ' ';
+    pending_space = false;
+    out += c;
+  }
+  return out;
+}
+
+std::string_view line_of(std::string_view content, uint32_t line) {
+  if (line == 0) return {};
+  std::size_t start = 0;
+  for (uint32_t l = 1; l < line; ++l) {
+    start = content.find('\n', start);
+    if (start == std::string_view::npos) return {};
+    ++start;
+  }
+  std::size_t end = content.find('\n', start);
+  return content.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+}
+
+std::string fingerprint_parts(std::string_view code, std::string_view path, std::string_view owner,
+                              std::string_view evidence) {
+  const std::string normalized = normalize_whitespace(evidence);
+  std::string buffer;
+  for (std::string_view part : {code, path, owner, std::string_view(normalized)}) {
+    buffer += std::to_string(part.size());
+    buffer += ':';
+    buffer += part;
+  }
+  return fmt::format("{:016x}", XXH3_64bits(buffer.data(), buffer.size()));
+}
+
+bool finding_less(const Finding& a, const Finding& b) {
+  return std::tie(a.loc.file, a.loc.line, a.loc.column, a.code, a.owner_class, a.message) <
+         std::tie(b.loc.file, b.loc.line, b.loc.column, b.code, b.owner_class, b.message);
+}
+
+bool diagnostic_less(const Diagnostic& a, const Diagnostic& b) {
+  return std::tie(a.path, a.line, a.column, a.kind, a.message) <
+         std::tie(b.path, b.line, b.column, b.kind, b.message);
+}
+
+class Pipeline {
+ public:
+  Pipeline(const CheckOptions& options, CheckResult& result)
+      : options_(options),
+        config_(options.config),
+        result_(result),
+        arena_(static_cast<int>(options.jobs ? options.jobs
+                                             : static_cast<unsigned>(tbb::info::default_concurrency()))),
+        config_fingerprint_(config_.fingerprint()),
+        tool_identity_(build_identity()) {}
+
+  void run() {
+    std::error_code ec;
+    const fs::path cache_dir =
+        fs::absolute(options_.cache_dir.empty() ? config_.root / ".kvlint_cache" : options_.cache_dir, ec)
+            .lexically_normal();
+    if (options_.use_cache) {
+      cache_.emplace(cache_dir, tool_identity_);
+      if (!cache_->note().empty()) result_.notes.push_back(cache_->note());
+    }
+    discover(cache_dir);
+    vocabulary_ = config_.vocabulary;
+    read_all(prefilter_anchors(vocabulary_));
+    analyse_with_widening();
+    run_rules();
+    if (cache_ && !cache_->save()) result_.notes.push_back(cache_->note());
+  }
+
+ private:
+  void discover(const fs::path& cache_dir) {
+    DiscoveryResult found =
+        discover_files(options_.paths, config_, DiscoveryOptions{options_.force_exclude, cache_dir});
+    result_.diagnostics = std::move(found.diagnostics);
+    result_.stats.files_failed += found.missing;
+    ModuleNamer namer(config_.root);
+    files_.reserve(found.files.size());
+    for (auto& f : found.files) {
+      FileState state;
+      state.module_name = namer.name_of(f.absolute);
+      state.file = std::move(f);
+      files_.push_back(std::move(state));
+    }
+    result_.stats.files_found = files_.size();
+  }
+
+  template <typename Body>
+  void parallel_over(const std::vector<std::size_t>& indices, const Body& body) {
+    arena_.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, indices.size(), 1),
+                        [&](const tbb::blocked_range<std::size_t>& range) {
+                          for (std::size_t k = range.begin(); k != range.end(); ++k) body(indices[k]);
+                        });
+    });
+  }
+
+  // Reads every file and runs the cheap byte scans, in parallel.
+  void read_all(const std::vector<std::string>& anchors) {
+    std::vector<std::size_t> all(files_.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    std::vector<std::optional<Diagnostic>> problems(files_.size());
+    parallel_over(all, [&](std::size_t i) {
+      ReadOutcome outcome = read_source(files_[i].file.absolute, files_[i].file.display);
+      files_[i].content = std::move(outcome.content);
+      files_[i].readable = !outcome.problem;
+      problems[i] = std::move(outcome.problem);
+      if (files_[i].readable) {
+        files_[i].anchor_hit = contains_any(files_[i].content, anchors);
+        files_[i].defined_classes = scan_class_names(files_[i].content);
+      }
+    });
+    for (std::size_t i = 0; i < files_.size(); ++i) {
+      result_.stats.bytes_read += files_[i].content.size();
+      if (problems[i]) {
+        result_.diagnostics.push_back(std::move(*problems[i]));
+        ++result_.stats.files_failed;
+      }
     }
   }
-  std::sort(files.begin(), files.end());
-  std::vector<facts::FileFacts> all;
-  for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    all.push_back(python::analyze(f.string(), ss.str(), options.config.vocabulary));
+
+  // Analyses `indices` with `vocabulary` (cache first), replacing earlier facts.
+  void analyse(const std::vector<std::size_t>& indices, const facts::Vocabulary& vocabulary) {
+    // One parser per worker thread, built lazily with this round's vocabulary.
+    tbb::enumerable_thread_specific<python::PythonAnalyzer> analyzers(
+        [&] { return python::PythonAnalyzer(vocabulary); });
+    parallel_over(indices, [&](std::size_t i) {
+      FileState& state = files_[i];
+      const std::string key = cache_key({state.content, tool_identity_, config_fingerprint_, &vocabulary,
+                                         state.file.display, state.module_name});
+      if (cache_) {
+        if (auto hit = cache_->lookup(key)) {
+          state.facts = std::move(hit->facts);
+          state.analysis_diagnostics = std::move(hit->diagnostics);
+          return;
+        }
+      }
+      CachedAnalysis analysis;
+      try {
+        analysis.facts = analyzers.local().analyze(state.file.display, state.content, state.module_name);
+      } catch (const std::exception& e) {
+        // A front-end failure on one file must not take the run down.
+        Diagnostic d;
+        d.path = state.file.display;
+        d.kind = "internal-error";
+        d.message = fmt::format("the Python front end failed on this file: {}", e.what());
+        state.analysis_diagnostics = {std::move(d)};
+        state.facts.reset();
+        state.parsed = true;
+        return;
+      }
+      for (const auto& problem : analysis.facts.parse_problems) {
+        Diagnostic d;
+        d.path = state.file.display;
+        d.line = problem.loc.line;
+        d.column = problem.loc.column;
+        d.kind = "parse-error";
+        d.message = problem.message;
+        analysis.diagnostics.push_back(std::move(d));
+      }
+      if (cache_) cache_->store(key, state.file.display, analysis);
+      state.facts = std::move(analysis.facts);
+      state.analysis_diagnostics = std::move(analysis.diagnostics);
+      state.parsed = true;
+    });
   }
-  result.stats.files_found = files.size();
-  facts::Project project(std::move(all), options.config.vocabulary);
-  for (const auto& rule : make_all_rules())
-    if (options.config.is_selected(rule->info().code)) rule->check(project, result.findings);
-  std::sort(result.findings.begin(), result.findings.end(), [](const Finding& a, const Finding& b) {
-    return std::tie(a.loc.file, a.loc.line, a.loc.column, a.code) <
-           std::tie(b.loc.file, b.loc.line, b.loc.column, b.code);
-  });
+
+  std::vector<std::size_t> readable_matching(const std::function<bool(const FileState&)>& predicate) const {
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < files_.size(); ++i)
+      if (files_[i].readable && predicate(files_[i])) out.push_back(i);
+    return out;
+  }
+
+  std::vector<facts::FileFacts> analysed_facts() const {
+    std::vector<facts::FileFacts> out;
+    for (const auto& f : files_)
+      if (f.facts) out.push_back(*f.facts);
+    return out;
+  }
+
+  void analyse_with_widening() {
+    analyse(readable_matching([](const FileState& f) { return f.anchor_hit; }), vocabulary_);
+    int base_rounds = 0;
+    for (int round = 0; round < kMaxWideningRounds; ++round) {
+      bool changed = false;
+      // Bases defined in files the prefilter skipped: parse those so inheritance resolves.
+      if (base_rounds < kMaxBaseRounds) {
+        std::set<std::string> defined, wanted;
+        for (const auto& f : files_)
+          if (f.facts)
+            for (const auto& c : f.facts->classes) defined.insert(c.name);
+        for (const auto& f : files_)
+          if (f.facts)
+            for (const auto& c : f.facts->classes)
+              for (const auto& b : c.bases) {
+                std::string simple(facts::simple_name(b.resolved.empty() ? b.written : b.resolved));
+                if (!simple.empty() && !defined.count(simple)) wanted.insert(std::move(simple));
+              }
+        if (!wanted.empty()) {
+          auto candidates = readable_matching([&](const FileState& f) {
+            if (f.facts) return false;
+            return std::any_of(f.defined_classes.begin(), f.defined_classes.end(),
+                               [&](const std::string& name) { return wanted.count(name) > 0; });
+          });
+          if (!candidates.empty()) {
+            ++base_rounds;
+            analyse(candidates, vocabulary_);
+            changed = true;
+          }
+        }
+      }
+      // Project cache subclasses join the vocabulary; files naming them are analysed again.
+      std::vector<std::string> added;
+      {
+        facts::Project project(analysed_facts(), vocabulary_);
+        for (auto& name : project.cache_subclasses())
+          if (std::find(vocabulary_.cache_classes.begin(), vocabulary_.cache_classes.end(), name) ==
+              vocabulary_.cache_classes.end())
+            added.push_back(std::move(name));
+      }
+      if (!added.empty()) {
+        for (const auto& name : added) vocabulary_.cache_classes.push_back(name);
+        analyse(readable_matching([&](const FileState& f) { return contains_any(f.content, added); }),
+                vocabulary_);
+        changed = true;
+      }
+      if (!changed) break;
+    }
+    for (const auto& f : files_) {
+      if (!f.readable) continue;
+      if (f.parsed)
+        ++result_.stats.files_parsed;
+      else if (f.facts)
+        ++result_.stats.files_cached;
+      else
+        ++result_.stats.files_skipped;
+      for (const auto& d : f.analysis_diagnostics) result_.diagnostics.push_back(d);
+    }
+  }
+
+  void run_rules() {
+    std::vector<facts::FileFacts> all;
+    std::map<std::string, std::size_t> index_of;
+    for (std::size_t i = 0; i < files_.size(); ++i) {
+      index_of[files_[i].file.display] = i;
+      if (files_[i].facts) all.push_back(std::move(*files_[i].facts));
+    }
+    facts::Project project(std::move(all), vocabulary_);
+    std::vector<Finding> findings;
+    for (const auto& rule : make_all_rules()) {
+      const RuleInfo& info = rule->info();
+      if (is_engine_rule(info.code) || !config_.is_selected(info.code)) continue;
+      std::vector<Finding> produced;
+      try {
+        rule->check(project, produced);
+      } catch (const std::exception& e) {
+        Diagnostic d;
+        d.kind = "internal-error";
+        d.message = fmt::format("rule {} ({}) failed: {}", info.code, info.name, e.what());
+        result_.diagnostics.push_back(std::move(d));
+        continue;
+      }
+      for (auto& f : produced)
+        if (config_.is_selected(f.code)) findings.push_back(std::move(f));
+    }
+    std::vector<const facts::FileFacts*> file_ptrs;
+    for (const auto& f : project.files()) file_ptrs.push_back(&f);
+    std::map<std::string, fs::path> match_paths;
+    for (const auto& f : files_) match_paths[f.file.display] = f.file.absolute;
+    SuppressionOutcome outcome = apply_suppressions(std::move(findings), file_ptrs, config_, match_paths);
+    result_.suppressed = outcome.suppressed;
+    result_.findings = std::move(outcome.kept);
+    std::sort(result_.findings.begin(), result_.findings.end(), finding_less);
+
+    // Fingerprints: path relative to the config root, so they survive a different working directory.
+    std::map<std::tuple<std::string, std::string, std::string, std::string>, std::size_t> occurrences;
+    for (auto& f : result_.findings) {
+      std::string_view evidence;
+      std::string path = f.loc.file;
+      if (auto it = index_of.find(f.loc.file); it != index_of.end()) {
+        evidence = line_of(files_[it->second].content, f.loc.line);
+        fs::path rel = files_[it->second].file.absolute.lexically_relative(config_.root);
+        if (!rel.empty() && *rel.begin() != "..") path = rel.generic_string();
+      }
+      std::string base = fingerprint_parts(f.code, path, f.owner_class, evidence);
+      const std::size_t n = occurrences[{f.code, path, f.owner_class, normalize_whitespace(evidence)}]++;
+      f.fingerprint = n == 0 ? base : fingerprint_parts(base, std::to_string(n), {}, {});
+    }
+    std::sort(result_.diagnostics.begin(), result_.diagnostics.end(), diagnostic_less);
+  }
+
+  const CheckOptions& options_;
+  const Config& config_;
+  CheckResult& result_;
+  tbb::task_arena arena_;
+  std::string config_fingerprint_;
+  std::string tool_identity_;
+  std::optional<ResultCache> cache_;
+  std::vector<FileState> files_;
+  facts::Vocabulary vocabulary_;
+};
+
+}  // namespace
+
+std::string fingerprint_of(const Finding& finding, std::string_view evidence_text) {
+  return fingerprint_parts(finding.code, finding.loc.file, finding.owner_class, evidence_text);
+}
+
+CheckResult run_check(const CheckOptions& options) {
+  CheckResult result;
+  Pipeline(options, result).run();
   return result;
 }
 

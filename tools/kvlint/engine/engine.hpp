@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rules/finding.hpp"
@@ -28,6 +29,8 @@ struct CheckStats {
   std::size_t files_cached = 0;    // facts taken from the cache
   std::size_t files_skipped = 0;   // prefilter: cannot match
   std::size_t bytes_read = 0;
+  // Named or found but not analysable: missing, unreadable, binary, not UTF-8, too large.
+  std::size_t files_failed = 0;
 };
 
 struct CheckResult {
@@ -35,7 +38,11 @@ struct CheckResult {
   std::vector<Diagnostic> diagnostics;  // sorted: path, line
   std::size_t suppressed = 0;
   CheckStats stats;
+  std::vector<std::string> notes;  // for stderr, never fatal: "ignoring unreadable cache ..."
 };
+
+// The tool version (also part of every cache key).
+inline constexpr std::string_view kKvlintVersion = "0.1.0";
 
 CheckResult run_check(const CheckOptions& options);
 

@@ -1,0 +1,425 @@
+#include "analyzers/facts/facts_json.hpp"
+
+#include <array>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace kvlint::facts {
+namespace {
+
+using nlohmann::json;
+
+// Enum <-> string tables: names are part of the cache format, so spelled out.
+template <typename E, std::size_t N>
+std::string enum_name(E value, const std::array<std::pair<E, const char*>, N>& table) {
+  for (const auto& [e, name] : table)
+    if (e == value) return name;
+  throw std::invalid_argument("unknown enum value");
+}
+template <typename E, std::size_t N>
+E enum_value(const json& j, const std::array<std::pair<E, const char*>, N>& table) {
+  const auto& text = j.get_ref<const std::string&>();
+  for (const auto& [e, name] : table)
+    if (text == name) return e;
+  throw std::invalid_argument("unknown enum spelling: " + text);
+}
+
+constexpr std::array<std::pair<LiteralKind, const char*>, 6> kLiteralKinds{{
+    {LiteralKind::None, "none"},
+    {LiteralKind::Int, "int"},
+    {LiteralKind::Float, "float"},
+    {LiteralKind::String, "string"},
+    {LiteralKind::Bool, "bool"},
+    {LiteralKind::NoneValue, "none_value"},
+}};
+constexpr std::array<std::pair<Guard::Origin, const char*>, 7> kGuardOrigins{{
+    {Guard::Origin::If, "if"},
+    {Guard::Origin::Else, "else"},
+    {Guard::Origin::EarlyReturn, "early_return"},
+    {Guard::Origin::Ternary, "ternary"},
+    {Guard::Origin::Loop, "loop"},
+    {Guard::Origin::CallerGuard, "caller_guard"},
+    {Guard::Origin::With, "with"},
+}};
+constexpr std::array<std::pair<Retention, const char*>, 6> kRetentions{{
+    {Retention::SelfAttribute, "self_attribute"},
+    {Retention::SelfContainer, "self_container"},
+    {Retention::Returned, "returned"},
+    {Retention::PassedToCall, "passed_to_call"},
+    {Retention::Local, "local"},
+    {Retention::ModuleGlobal, "module_global"},
+}};
+constexpr std::array<std::pair<ImplicitCacheSite::Reason, const char*>, 2> kImplicitReasons{{
+    {ImplicitCacheSite::Reason::NoPastKeyValues, "no_past_key_values"},
+    {ImplicitCacheSite::Reason::PastKeyValuesStartsNone, "past_key_values_starts_none"},
+}};
+constexpr std::array<std::pair<CaptureSite::Kind, const char*>, 4> kCaptureKinds{{
+    {CaptureSite::Kind::GraphContext, "graph_context"},
+    {CaptureSite::Kind::CaptureBegin, "capture_begin"},
+    {CaptureSite::Kind::MakeGraphedCallables, "make_graphed_callables"},
+    {CaptureSite::Kind::StreamBeginCapture, "stream_begin_capture"},
+}};
+constexpr std::array<std::pair<RowsDriver, const char*>, 4> kRowsDrivers{{
+    {RowsDriver::Absent, "absent"},
+    {RowsDriver::Fixed, "fixed"},
+    {RowsDriver::MaxNumSeqs, "max_num_seqs"},
+    {RowsDriver::Other, "other"},
+}};
+constexpr std::array<std::pair<BatchEvidence::Kind, const char*>, 3> kBatchKinds{{
+    {BatchEvidence::Kind::TakesFirstElement, "takes_first_element"},
+    {BatchEvidence::Kind::AssertsBatchOne, "asserts_batch_one"},
+    {BatchEvidence::Kind::IteratesRequests, "iterates_requests"},
+}};
+constexpr std::array<std::pair<ProtocolUse::Kind, const char*>, 3> kProtocolKinds{{
+    {ProtocolUse::Kind::CapacitySourceBranch, "capacity_source_branch"},
+    {ProtocolUse::Kind::ScopeDerivedRows, "scope_derived_rows"},
+    {ProtocolUse::Kind::Collector, "collector"},
+}};
+
+// The file path is stored once at the top level; locations omit it.
+json loc_json(const Location& l) {
+  return json::array({l.line, l.column, l.end_line, l.end_column});
+}
+Location loc_from(const json& j, const std::string& file) {
+  Location l;
+  l.file = file;
+  l.line = j.at(0).get<uint32_t>();
+  l.column = j.at(1).get<uint32_t>();
+  l.end_line = j.at(2).get<uint32_t>();
+  l.end_column = j.at(3).get<uint32_t>();
+  return l;
+}
+// A Location whose file differs from the FileFacts path (never produced by the
+// front end, but keep the round trip exact anyway).
+json loc_json(const Location& l, const std::string& file) {
+  json j = loc_json(l);
+  if (l.file != file) j.push_back(l.file);
+  return j;
+}
+Location loc_from_checked(const json& j, const std::string& file) {
+  Location l = loc_from(j, file);
+  if (j.size() > 4) l.file = j.at(4).get<std::string>();
+  return l;
+}
+
+struct Writer {
+  const std::string& file;
+  json loc(const Location& l) const { return loc_json(l, file); }
+  json expr(const Expression& e) const {
+    json j{{"text", e.text}, {"loc", loc(e.loc)}};
+    if (e.literal != LiteralKind::None) {
+      j["literal"] = enum_name(e.literal, kLiteralKinds);
+      j["literal_value"] = e.literal_value;
+    }
+    if (!e.names.empty()) j["names"] = e.names;
+    return j;
+  }
+  json opt_expr(const std::optional<Expression>& e) const { return e ? expr(*e) : json(nullptr); }
+  json args(const std::vector<Argument>& list) const {
+    json a = json::array();
+    for (const auto& arg : list)
+      a.push_back({{"keyword", arg.keyword}, {"position", arg.position}, {"value", expr(arg.value)}});
+    return a;
+  }
+  json guards(const std::vector<Guard>& list) const {
+    json a = json::array();
+    for (const auto& g : list)
+      a.push_back({{"origin", enum_name(g.origin, kGuardOrigins)},
+                   {"negated", g.negated},
+                   {"condition", expr(g.condition)},
+                   {"self_attributes", g.self_attributes},
+                   {"parameters", g.parameters},
+                   {"calls", g.calls}});
+    return a;
+  }
+};
+
+struct Reader {
+  const std::string& file;
+  Location loc(const json& j) const { return loc_from_checked(j, file); }
+  Expression expr(const json& j) const {
+    Expression e;
+    e.text = j.at("text").get<std::string>();
+    e.loc = loc(j.at("loc"));
+    if (j.contains("literal")) {
+      e.literal = enum_value(j.at("literal"), kLiteralKinds);
+      e.literal_value = j.at("literal_value").get<std::string>();
+    }
+    if (j.contains("names")) e.names = j.at("names").get<std::vector<std::string>>();
+    return e;
+  }
+  std::optional<Expression> opt_expr(const json& j) const {
+    if (j.is_null()) return std::nullopt;
+    return expr(j);
+  }
+  std::vector<Argument> args(const json& j) const {
+    std::vector<Argument> out;
+    for (const auto& a : j)
+      out.push_back(
+          {a.at("keyword").get<std::string>(), a.at("position").get<uint32_t>(), expr(a.at("value"))});
+    return out;
+  }
+  std::vector<Guard> guards(const json& j) const {
+    std::vector<Guard> out;
+    for (const auto& g : j) {
+      Guard guard;
+      guard.origin = enum_value(g.at("origin"), kGuardOrigins);
+      guard.negated = g.at("negated").get<bool>();
+      guard.condition = expr(g.at("condition"));
+      guard.self_attributes = g.at("self_attributes").get<std::vector<std::string>>();
+      guard.parameters = g.at("parameters").get<std::vector<std::string>>();
+      guard.calls = g.at("calls").get<std::vector<std::string>>();
+      out.push_back(std::move(guard));
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+json to_json(const FileFacts& f) {
+  const Writer w{f.path};
+  json j;
+  j["version"] = kFactsJsonVersion;
+  j["path"] = f.path;
+  j["module_name"] = f.module_name;
+
+  json& imports = j["imports"] = json::array();
+  for (const auto& i : f.imports)
+    imports.push_back({{"local_name", i.local_name}, {"target", i.target}, {"loc", w.loc(i.loc)}});
+
+  json& classes = j["classes"] = json::array();
+  for (const auto& c : f.classes) {
+    json bases = json::array();
+    for (const auto& b : c.bases) bases.push_back({{"written", b.written}, {"resolved", b.resolved}});
+    json methods = json::array();
+    for (const auto& m : c.methods)
+      methods.push_back({{"name", m.name}, {"loc", w.loc(m.loc)}, {"parameters", m.parameters}});
+    classes.push_back({{"name", c.name}, {"loc", w.loc(c.loc)}, {"bases", bases}, {"methods", methods}});
+  }
+
+  json& sites = j["cache_sites"] = json::array();
+  for (const auto& s : f.cache_sites)
+    sites.push_back({{"cache_class", s.cache_class},
+                     {"written", s.written},
+                     {"owner_class", s.owner_class},
+                     {"method", s.method},
+                     {"loc", w.loc(s.loc)},
+                     {"args", w.args(s.args)},
+                     {"retention", enum_name(s.retention, kRetentions)},
+                     {"retained_as", s.retained_as},
+                     {"container_key", w.opt_expr(s.container_key)},
+                     {"guards", w.guards(s.guards)},
+                     {"caller_requested", s.caller_requested},
+                     {"inside_graph_capture", s.inside_graph_capture}});
+
+  json& implicit = j["implicit_caches"] = json::array();
+  for (const auto& s : f.implicit_caches)
+    implicit.push_back({{"owner_class", s.owner_class},
+                        {"method", s.method},
+                        {"loc", w.loc(s.loc)},
+                        {"callee", s.callee},
+                        {"reason", enum_name(s.reason, kImplicitReasons)},
+                        {"none_origin", s.none_origin ? w.loc(*s.none_origin) : json(nullptr)},
+                        {"guards", w.guards(s.guards)}});
+
+  json& captures = j["captures"] = json::array();
+  for (const auto& c : f.captures)
+    captures.push_back({{"kind", enum_name(c.kind, kCaptureKinds)},
+                        {"owner_class", c.owner_class},
+                        {"method", c.method},
+                        {"loc", w.loc(c.loc)},
+                        {"written", c.written},
+                        {"guards", w.guards(c.guards)},
+                        {"captured_calls", c.captured_calls}});
+
+  json& declarations = j["declarations"] = json::array();
+  for (const auto& d : f.declarations) {
+    json specs = json::array();
+    for (const auto& s : d.specs)
+      specs.push_back({{"loc", w.loc(s.loc)},
+                       {"constructor", s.constructor},
+                       {"config", w.opt_expr(s.config)},
+                       {"fields", w.args(s.fields)},
+                       {"rows", enum_name(s.rows, kRowsDrivers)},
+                       {"guards", w.guards(s.guards)}});
+    json forwards = json::array();
+    for (const auto& fw : d.forwards)
+      forwards.push_back(
+          {{"via_attribute", fw.via_attribute}, {"loc", w.loc(fw.loc)}, {"guards", w.guards(fw.guards)}});
+    declarations.push_back({{"owner_class", d.owner_class},
+                            {"loc", w.loc(d.loc)},
+                            {"specs", specs},
+                            {"forwards", forwards},
+                            {"returns_empty_somewhere", d.returns_empty_somewhere}});
+  }
+
+  json& hops = j["hops"] = json::array();
+  for (const auto& h : f.hops)
+    hops.push_back({{"owner_class", h.owner_class},
+                    {"attribute", h.attribute},
+                    {"target_class", h.target_class},
+                    {"loc", w.loc(h.loc)},
+                    {"in_container", h.in_container}});
+
+  json& evidence = j["batch_evidence"] = json::array();
+  for (const auto& b : f.batch_evidence)
+    evidence.push_back({{"kind", enum_name(b.kind, kBatchKinds)},
+                        {"owner_class", b.owner_class},
+                        {"method", b.method},
+                        {"loc", w.loc(b.loc)},
+                        {"expression", w.expr(b.expression)}});
+
+  json& uses = j["protocol_uses"] = json::array();
+  for (const auto& u : f.protocol_uses)
+    uses.push_back({{"kind", enum_name(u.kind, kProtocolKinds)},
+                    {"owner_class", u.owner_class},
+                    {"function", u.function},
+                    {"loc", w.loc(u.loc)},
+                    {"expression", w.expr(u.expression)},
+                    {"calls_unwrap", u.calls_unwrap},
+                    {"reads_runnable", u.reads_runnable},
+                    {"walks_named_modules", u.walks_named_modules}});
+
+  json& constants = j["constants"] = json::array();
+  for (const auto& c : f.constants)
+    constants.push_back({{"owner_class", c.owner_class}, {"name", c.name}, {"value", w.expr(c.value)}});
+
+  json& suppressions = j["suppressions"] = json::array();
+  for (const auto& s : f.suppressions)
+    suppressions.push_back({{"loc", w.loc(s.loc)},
+                            {"file_level", s.file_level},
+                            {"codes", s.codes},
+                            {"reason", s.reason},
+                            {"applies_to_line", s.applies_to_line}});
+
+  json& problems = j["parse_problems"] = json::array();
+  for (const auto& p : f.parse_problems) problems.push_back({{"loc", w.loc(p.loc)}, {"message", p.message}});
+  return j;
+}
+
+FileFacts file_facts_from_json(const json& j) {
+  FileFacts f;
+  if (j.at("version").get<int>() != kFactsJsonVersion)
+    throw std::invalid_argument("facts JSON version mismatch");
+  f.path = j.at("path").get<std::string>();
+  f.module_name = j.at("module_name").get<std::string>();
+  const Reader r{f.path};
+
+  for (const auto& i : j.at("imports"))
+    f.imports.push_back(
+        {i.at("local_name").get<std::string>(), i.at("target").get<std::string>(), r.loc(i.at("loc"))});
+
+  for (const auto& c : j.at("classes")) {
+    ClassFact cls;
+    cls.name = c.at("name").get<std::string>();
+    cls.loc = r.loc(c.at("loc"));
+    for (const auto& b : c.at("bases"))
+      cls.bases.push_back({b.at("written").get<std::string>(), b.at("resolved").get<std::string>()});
+    for (const auto& m : c.at("methods"))
+      cls.methods.push_back({m.at("name").get<std::string>(), r.loc(m.at("loc")),
+                             m.at("parameters").get<std::vector<std::string>>()});
+    f.classes.push_back(std::move(cls));
+  }
+
+  for (const auto& s : j.at("cache_sites")) {
+    CacheSite site;
+    site.cache_class = s.at("cache_class").get<std::string>();
+    site.written = s.at("written").get<std::string>();
+    site.owner_class = s.at("owner_class").get<std::string>();
+    site.method = s.at("method").get<std::string>();
+    site.loc = r.loc(s.at("loc"));
+    site.args = r.args(s.at("args"));
+    site.retention = enum_value(s.at("retention"), kRetentions);
+    site.retained_as = s.at("retained_as").get<std::string>();
+    site.container_key = r.opt_expr(s.at("container_key"));
+    site.guards = r.guards(s.at("guards"));
+    site.caller_requested = s.at("caller_requested").get<bool>();
+    site.inside_graph_capture = s.at("inside_graph_capture").get<bool>();
+    f.cache_sites.push_back(std::move(site));
+  }
+
+  for (const auto& s : j.at("implicit_caches")) {
+    ImplicitCacheSite site;
+    site.owner_class = s.at("owner_class").get<std::string>();
+    site.method = s.at("method").get<std::string>();
+    site.loc = r.loc(s.at("loc"));
+    site.callee = s.at("callee").get<std::string>();
+    site.reason = enum_value(s.at("reason"), kImplicitReasons);
+    if (!s.at("none_origin").is_null()) site.none_origin = r.loc(s.at("none_origin"));
+    site.guards = r.guards(s.at("guards"));
+    f.implicit_caches.push_back(std::move(site));
+  }
+
+  for (const auto& c : j.at("captures")) {
+    CaptureSite site;
+    site.kind = enum_value(c.at("kind"), kCaptureKinds);
+    site.owner_class = c.at("owner_class").get<std::string>();
+    site.method = c.at("method").get<std::string>();
+    site.loc = r.loc(c.at("loc"));
+    site.written = c.at("written").get<std::string>();
+    site.guards = r.guards(c.at("guards"));
+    site.captured_calls = c.at("captured_calls").get<std::vector<std::string>>();
+    f.captures.push_back(std::move(site));
+  }
+
+  for (const auto& d : j.at("declarations")) {
+    Declaration decl;
+    decl.owner_class = d.at("owner_class").get<std::string>();
+    decl.loc = r.loc(d.at("loc"));
+    for (const auto& s : d.at("specs")) {
+      SpecFact spec;
+      spec.loc = r.loc(s.at("loc"));
+      spec.constructor = s.at("constructor").get<std::string>();
+      spec.config = r.opt_expr(s.at("config"));
+      spec.fields = r.args(s.at("fields"));
+      spec.rows = enum_value(s.at("rows"), kRowsDrivers);
+      spec.guards = r.guards(s.at("guards"));
+      decl.specs.push_back(std::move(spec));
+    }
+    for (const auto& fw : d.at("forwards"))
+      decl.forwards.push_back(
+          {fw.at("via_attribute").get<std::string>(), r.loc(fw.at("loc")), r.guards(fw.at("guards"))});
+    decl.returns_empty_somewhere = d.at("returns_empty_somewhere").get<bool>();
+    f.declarations.push_back(std::move(decl));
+  }
+
+  for (const auto& h : j.at("hops"))
+    f.hops.push_back({h.at("owner_class").get<std::string>(), h.at("attribute").get<std::string>(),
+                      h.at("target_class").get<std::string>(), r.loc(h.at("loc")),
+                      h.at("in_container").get<bool>()});
+
+  for (const auto& b : j.at("batch_evidence"))
+    f.batch_evidence.push_back({enum_value(b.at("kind"), kBatchKinds), b.at("owner_class").get<std::string>(),
+                                b.at("method").get<std::string>(), r.loc(b.at("loc")),
+                                r.expr(b.at("expression"))});
+
+  for (const auto& u : j.at("protocol_uses")) {
+    ProtocolUse use;
+    use.kind = enum_value(u.at("kind"), kProtocolKinds);
+    use.owner_class = u.at("owner_class").get<std::string>();
+    use.function = u.at("function").get<std::string>();
+    use.loc = r.loc(u.at("loc"));
+    use.expression = r.expr(u.at("expression"));
+    use.calls_unwrap = u.at("calls_unwrap").get<bool>();
+    use.reads_runnable = u.at("reads_runnable").get<bool>();
+    use.walks_named_modules = u.at("walks_named_modules").get<bool>();
+    f.protocol_uses.push_back(std::move(use));
+  }
+
+  for (const auto& c : j.at("constants"))
+    f.constants.push_back(
+        {c.at("owner_class").get<std::string>(), c.at("name").get<std::string>(), r.expr(c.at("value"))});
+
+  for (const auto& s : j.at("suppressions"))
+    f.suppressions.push_back({r.loc(s.at("loc")), s.at("file_level").get<bool>(),
+                              s.at("codes").get<std::vector<std::string>>(),
+                              s.at("reason").get<std::string>(), s.at("applies_to_line").get<uint32_t>()});
+
+  for (const auto& p : j.at("parse_problems"))
+    f.parse_problems.push_back({r.loc(p.at("loc")), p.at("message").get<std::string>()});
+  return f;
+}
+
+}  // namespace kvlint::facts

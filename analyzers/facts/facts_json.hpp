@@ -1,0 +1,19 @@
+// FileFacts <-> JSON, an exact round trip. Used by the engine's per-file facts
+// cache and by `kvlint facts FILE` (a debug dump of what a front end saw).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "analyzers/facts/facts.hpp"
+
+namespace kvlint::facts {
+
+// Bump when the JSON layout changes, so stale per-file caches are ignored.
+inline constexpr int kFactsJsonVersion = 1;
+
+nlohmann::json to_json(const FileFacts& facts);
+// Throws nlohmann::json::exception (or std::invalid_argument for an unknown
+// enum spelling) when `json` is not a FileFacts document.
+FileFacts file_facts_from_json(const nlohmann::json& json);
+
+}  // namespace kvlint::facts

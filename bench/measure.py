@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""Timing half of bench/run: runs kvlint and its peers on one corpus and prints
+a table and the targets. Standard library only; bench/run passes every path.
+
+Timed tools run round-robin (one run of each per round, several rounds) so a
+noisy, shared machine slows them alike and the ratios hold; semgrep, much
+slower, runs once under a timeout after the rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime
+import json
+import os
+import pathlib
+import platform
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+# Graph-capture names the front end looks for (shared/DESIGN.md, Vocabulary);
+# vocabulary.hpp holds the cache classes, read from the header itself.
+CAPTURE_PATTERNS = ["cuda.graph", "CUDAGraph", "make_graphed_callables"]
+RUFF_RULE = "E711"  # one AST rule (comparison to None): ruff parses every file
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__)
+    for tool in ("kvlint", "rg", "ruff", "semgrep"):
+        parser.add_argument(f"--{tool}", required=True)
+    parser.add_argument("--semgrep-rule", required=True)
+    parser.add_argument("--vocabulary", required=True, help="analyzers/facts/vocabulary.hpp")
+    parser.add_argument("--corpus", required=True, type=pathlib.Path)
+    parser.add_argument("--results", required=True, type=pathlib.Path)
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--semgrep-timeout", type=float, default=240)
+    return parser.parse_args()
+
+
+def cache_class_names(vocabulary_header: str) -> list[str]:
+    text = pathlib.Path(vocabulary_header).read_text()
+    block = re.search(r"cache_classes\s*=\s*\{(.*?)\};", text, re.S)
+    if not block:
+        sys.exit(f"bench: no cache_classes list in {vocabulary_header}")
+    return re.findall(r'"([^"]+)"', block.group(1))
+
+
+def corpus_size(corpus: pathlib.Path, subdirs: list[str]) -> tuple[int, int, int]:
+    files = lines = size = 0
+    for subdir in subdirs:
+        for path in (corpus / subdir).rglob("*.py"):
+            data = path.read_bytes()
+            files += 1
+            lines += data.count(b"\n")
+            size += len(data)
+    return files, lines, size
+
+
+def tool_version(command: list[str]) -> str:
+    try:
+        out = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        return (out.stdout or out.stderr).strip().splitlines()[0]
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        return "unknown"
+
+
+class Tool:
+    """One timed command; accepted exit codes differ per tool (rg: 1 = no match)."""
+
+    def __init__(self, name: str, argv: list[str], ok_codes: tuple[int, ...] = (0,)):
+        self.name = name
+        self.argv = argv
+        self.ok_codes = ok_codes
+        self.times: list[float] = []
+        self.cpu_times: list[float] = []  # user + system of the process tree
+        self.last_cpu = 0.0
+        self.error = ""
+
+    def run_once(self, cwd: pathlib.Path, timeout: float | None = None) -> float | None:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(self.argv, cwd=cwd, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.error = f"timed out after {timeout:.0f} s"
+            return None
+        elapsed = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.last_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        if done.returncode not in self.ok_codes:
+            tail = done.stderr.decode(errors="replace").strip()[-300:]
+            self.error = f"exit {done.returncode}: {tail}"
+            return None
+        return elapsed
+
+
+def seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:8.3f} s"
+
+
+def findings_by_code(report_path: pathlib.Path) -> tuple[collections.Counter, dict]:
+    report = json.loads(report_path.read_text())
+    counts = collections.Counter(f.get("code", "?") for f in report.get("findings", []))
+    return counts, report
+
+
+def main() -> int:
+    args = parse_args()
+    corpus = args.corpus
+    args.results.mkdir(parents=True, exist_ok=True)
+    subdirs = ["transformers", "stdlib"]
+    files, lines, size = corpus_size(corpus, subdirs)
+    print(f"corpus: {corpus}")
+    print(f"  {files} Python files, {lines} lines, {size / 1e6:.1f} MB "
+          f"(transformers + stdlib, *.py only)")
+    print(f"  machine: {os.cpu_count()} cores, {platform.platform()}")
+
+    versions = {
+        "kvlint": tool_version([args.kvlint, "--version"]),
+        "ripgrep": tool_version([args.rg, "--version"]),
+        "ruff": tool_version([args.ruff, "--version"]),
+        "semgrep": tool_version([args.semgrep, "--version", "--disable-version-check"]),
+    }
+    for name, version in versions.items():
+        print(f"  {name}: {version}")
+
+    # Priming run: fills kvlint's cache for the warm runs and keeps the full-corpus
+    # findings; the warm runs then hit a cache this run wrote.
+    # Outside the corpus, so no peer walks it.
+    cache_dir = args.results.parent / "kvlint-cache"
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    kvlint_check = [args.kvlint, "check", "--exit-zero", "--format", "json"]
+    kvlint_cached = kvlint_check + ["--cache-dir", str(cache_dir)]
+    corpus_report = args.results / "kvlint-corpus.json"
+    transformers_report = args.results / "kvlint-transformers.json"
+    prime = subprocess.run(kvlint_cached + ["--verbose"] + subdirs, cwd=corpus,
+                           capture_output=True)
+    print(f"  kvlint priming run (fills the cache): "
+          f"{prime.stderr.decode(errors='replace').strip()[-400:] or '(no statistics line)'}")
+    corpus_report.write_bytes(prime.stdout)
+    if prime.returncode != 0:
+        print(f"\nkvlint priming run failed (exit {prime.returncode}): "
+              f"{prime.stderr.decode(errors='replace').strip()[-500:]}")
+    try:
+        analysed = json.loads(prime.stdout).get("summary", {}).get("files", 0)
+    except (json.JSONDecodeError, AttributeError):
+        analysed = 0
+    if not analysed:
+        print("\nWARNING: kvlint wrote no findings JSON naming the corpus files; "
+              "its times below do not measure an analysis.")
+    elif not cache_dir.is_dir():
+        print(f"\nWARNING: no cache at {cache_dir} after the priming run; "
+              "'kvlint warm' may not be warm.")
+
+    rg_argv = [args.rg, "-c"]
+    for name in cache_class_names(args.vocabulary) + ["use_cache"] + CAPTURE_PATTERNS:
+        rg_argv += ["-e", name]
+    tools = [
+        Tool("kvlint cold", kvlint_check[:2] + ["--no-cache"] + kvlint_check[2:] + subdirs),
+        Tool("kvlint warm", kvlint_cached + subdirs),
+        Tool("ripgrep", rg_argv + subdirs, ok_codes=(0, 1)),
+        Tool("ruff", [args.ruff, "check", "--no-cache", "--isolated", "--select", RUFF_RULE,
+                      "--exit-zero", "--quiet"] + subdirs),
+    ]
+    # One untimed run each of rg and ruff so every tool starts with warm page cache.
+    for tool in tools[2:]:
+        tool.run_once(corpus)
+    print(f"\ntiming {args.reps} rounds (round-robin: {', '.join(t.name for t in tools)})")
+    for _ in range(args.reps):
+        for tool in tools:
+            if tool.error:
+                continue
+            elapsed = tool.run_once(corpus)
+            if elapsed is not None:
+                tool.times.append(elapsed)
+                tool.cpu_times.append(tool.last_cpu)
+
+    warm_check = subprocess.run(kvlint_cached + ["--verbose"] + subdirs, cwd=corpus,
+                                capture_output=True)
+    print(f"  kvlint warm run statistics: "
+          f"{warm_check.stderr.decode(errors='replace').strip()[-400:] or '(none)'}")
+
+    semgrep_json = args.results / "semgrep.json"
+    semgrep_json.unlink(missing_ok=True)  # a capped run writes none; never report a stale one
+    semgrep = Tool("semgrep (1 run)", [
+        args.semgrep, "scan", "--config", args.semgrep_rule, "--metrics=off",
+        "--disable-version-check", "-j", "2", "--json", "--output", str(semgrep_json),
+        # Its built-in ignore list would skip test/ and tests/ (a quarter of the
+        # stdlib); the other tools scan them, so semgrep must too.
+        "--x-ignore-semgrepignore-files",
+        "--quiet"] + subdirs, ok_codes=(0, 1))
+    print(f"semgrep: one run, capped at {args.semgrep_timeout:.0f} s")
+    semgrep_elapsed = semgrep.run_once(corpus, timeout=args.semgrep_timeout)
+    semgrep_capped = semgrep_elapsed is None and semgrep.error.startswith("timed out")
+    if semgrep_elapsed is not None:
+        semgrep.times.append(semgrep_elapsed)
+        semgrep.cpu_times.append(semgrep.last_cpu)
+    tools.append(semgrep)
+
+    # ------------------------------------------------------------ table
+    def median(tool: Tool) -> float | None:
+        return statistics.median(tool.times) if tool.times else None
+
+    cold = median(tools[0])
+    print(f"\n{'tool':<16} {'median':>10} {'min':>10} {'cpu (med)':>10} {'files/s':>10} "
+          f"{'vs kvlint cold':>15}")
+    for tool in tools:
+        mid = median(tool)
+        low = min(tool.times) if tool.times else None
+        if mid is None:
+            bound = f">{args.semgrep_timeout:.0f} s (capped)" if tool is semgrep and semgrep_capped \
+                else f"FAILED: {tool.error}"
+            print(f"{tool.name:<16} {bound}")
+            continue
+        rate = f"{files / mid:10.0f}" if mid > 0 else "-"
+        ratio = f"{mid / cold:14.2f}x" if cold else "-"
+        cpu = statistics.median(tool.cpu_times) if tool.cpu_times else None
+        print(f"{tool.name:<16} {seconds(mid):>10} {seconds(low):>10} {seconds(cpu):>10} {rate} {ratio}")
+
+    # ------------------------------------------------------------ targets
+    # Verdicts use wall-time medians; the CPU-time ratio beside each is there
+    # to read a run on a loaded machine, where waiting for a core inflates wall time.
+    def cpu_median(tool: Tool) -> float | None:
+        return statistics.median(tool.cpu_times) if tool.cpu_times else None
+
+    def ratio(a: float | None, b: float | None) -> float | None:
+        return a / b if a and b else None
+
+    kv_cold, kv_warm, ripgrep, ruff = tools[:4]
+    cold_cpu = cpu_median(kv_cold)
+    results = []
+
+    def target(label: str, wall: float | None, cpu: float | None, limit: float, at_most: bool,
+               bound: bool = False):
+        if wall is None:
+            verdict, shown = "n/a", "-"
+        else:
+            met = wall <= limit if at_most else wall >= limit
+            shown = f"{'>' if bound else ''}{wall:.2f}x"
+            # A lower bound that meets ">= limit" is a pass; one that does not decides nothing.
+            verdict = "PASS" if met else ("UNDECIDED (semgrep capped)" if bound else "MISS")
+        cpu_shown = "-" if cpu is None else f"{'>' if bound else ''}{cpu:.2f}x"
+        print(f"  {label:<34} {shown:>10} {cpu_shown:>10}  {verdict}")
+        results.append({"target": label, "wall_ratio": wall, "cpu_ratio": cpu, "verdict": verdict})
+
+    print(f"\ntargets (medians)                  {'wall':>10} {'cpu':>10}")
+    target("kvlint cold <= 3x ripgrep", ratio(cold, median(ripgrep)),
+           ratio(cold_cpu, cpu_median(ripgrep)), 3, True)
+    if median(semgrep) is not None:
+        target("semgrep / kvlint cold >= 20", ratio(median(semgrep), cold),
+               ratio(cpu_median(semgrep), cold_cpu), 20, False)
+    elif semgrep_capped:
+        target("semgrep / kvlint cold >= 20", ratio(args.semgrep_timeout, cold), None, 20, False,
+               bound=True)
+    else:
+        target("semgrep / kvlint cold >= 20", None, None, 20, False)
+    target("kvlint cold <= 1x ruff", ratio(cold, median(ruff)), ratio(cold_cpu, cpu_median(ruff)),
+           1, True)
+    target("kvlint warm <= 0.1x kvlint cold", ratio(median(kv_warm), cold),
+           ratio(cpu_median(kv_warm), cold_cpu), 0.1, True)
+
+    # ------------------------------------------------------------ findings
+    print("\nkvlint findings (for false-positive review)")
+    transformers_run = subprocess.run(
+        kvlint_check[:2] + ["--no-cache"] + kvlint_check[2:] + ["transformers"],
+        cwd=corpus, capture_output=True)
+    transformers_report.write_bytes(transformers_run.stdout)
+    for label, report_path in (("transformers alone", transformers_report),
+                               ("transformers + stdlib", corpus_report)):
+        try:
+            counts, report = findings_by_code(report_path)
+        except (json.JSONDecodeError, OSError) as error:
+            print(f"  {label}: no JSON report ({error}); see {report_path}")
+            continue
+        summary = report.get("summary", {})
+        by_code = ", ".join(f"{code} {n}" for code, n in sorted(counts.items())) or "none"
+        print(f"  {label}: {sum(counts.values())} findings ({by_code}); "
+              f"files {summary.get('files', '?')}, diagnostics {len(report.get('diagnostics', []))}"
+              f"  -> {report_path}")
+    try:
+        semgrep_report = json.loads(semgrep_json.read_text())
+        print(f"  semgrep rule: {len(semgrep_report.get('results', []))} matches in "
+              f"{len(semgrep_report.get('paths', {}).get('scanned', []))} scanned files"
+              f"  -> {semgrep_json}")
+    except (json.JSONDecodeError, OSError):
+        pass
+
+    record = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "cores": os.cpu_count(), "corpus": {"files": files, "lines": lines, "bytes": size},
+        "versions": versions,
+        "times": {t.name: {"wall": t.times, "cpu": t.cpu_times, "error": t.error} for t in tools},
+        "targets": results,
+    }
+    (args.results / "bench.json").write_text(json.dumps(record, indent=2))
+    print(f"\nrecord: {args.results / 'bench.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+// Helpers shared by the presence (KV1xx) and inertness (KV3xx) rules: wording
+// of evidence, name matching in expressions, and the conventions those rules
+// document (graph-pool spec, graph wrapper, owner-state guard).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analyzers/facts/project.hpp"
+#include "rules/finding.hpp"
+
+namespace kvlint::rules {
+
+// Case-insensitive substring test.
+bool contains_ci(std::string_view haystack, std::string_view needle);
+
+// True when the expression's text or any dotted name it reads contains `word`
+// (case-insensitive).
+bool mentions(const facts::Expression& expression, std::string_view word);
+// Same over a guard: its condition, and the owner attributes / parameters it reads.
+bool guard_mentions(const facts::Guard& guard, std::string_view word);
+
+// "`x`" -- backquoted for messages.
+std::string quoted(std::string_view text);
+
+// How a cache site keeps its object, as a clause: "keeps one per `request_id` in
+// `self._caches`", "keeps one as `self.cache`", "builds one per call".
+std::string describe_retention(const facts::CacheSite& site);
+
+// A guard as a reviewer reads it: "`if self.async_chunk`", "`else` of `if self.x`",
+// "`if self.async_chunk` in its callers".
+std::string describe_guard(const facts::Guard& guard);
+
+// A guard that decides whether code runs (not a loop or a `with` header).
+bool is_branching_guard(const facts::Guard& guard);
+
+// The attribute a cache site is stored in, without `self.`: "cache" for
+// `self.cache`, "_caches" for `self._caches[...]`; empty when not on self.
+std::string retained_attribute(const facts::CacheSite& site);
+
+// A branching guard on owner state that decides whether the site's cache is
+// built at all. Lazy-initialisation tests on the cache's own slot
+// (`if self.cache is None`, `if rid not in self._caches`) are not such a guard, nor
+// a replay-or-eager dispatch on graph state (`if bs in self.graphs`).
+// Returns nullptr when the site does not depend on owner state.
+const facts::Guard* owner_state_guard(const std::vector<facts::Guard>& guards,
+                                      std::string_view retained_attribute);
+
+// Graph-pool spec convention: the spec's name, allocation_note, capacity_source
+// or rows_reason mentions "graph", "captur" or "bucket" (case-insensitive).
+bool is_graph_pool_spec(const facts::SpecFact& spec);
+bool declares_graph_pool(const facts::Declaration& declaration);
+
+// A class whose name says it is a graph wrapper ("CUDAGraph", "GraphWrapper",
+// "GraphRunner"), or a class that is not known to be an nn.Module and captures CUDA
+// graphs itself (any CaptureSite, bases included).
+bool is_graph_wrapper(const facts::Project& project, facts::ClassRef cls);
+
+// The spec's `name` field as written ("`codec_decoder`"), or "a spec" when absent.
+std::string spec_label(const facts::SpecFact& spec);
+
+// Declared method name for messages ("model_local_kv_specs").
+std::string declaration_name(const facts::Project& project);
+
+// Unique simple names joined for a message: "`A`, `B` and `C`".
+std::string join_names(const std::vector<std::string>& names);
+
+RelatedLocation related(const facts::Location& loc, std::string message);
+
+}  // namespace kvlint::rules

@@ -1,0 +1,495 @@
+"""Observes transformers Cache objects and CUDA-graph captures while a model runs.
+
+Everything is installed by `Tracker.installed()` (a context manager) and undone
+when it exits, so a harness run leaves transformers and torch as it found them.
+
+Cost model: creation does a stack walk (rare); `update()` re-measures only the
+one layer it touched and keeps running sums, so a decode step pays O(1) per
+layer. The tracker holds caches only through weak references and keeps numbers,
+never tensors, so it does not change what stays alive.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import sys
+import sysconfig
+import weakref
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+GROWTH_LIMIT = 256  # samples kept per object; a long decode loop must not grow memory
+
+
+def _package_dir(module: Any) -> str:
+    return os.path.dirname(os.path.abspath(module.__file__)) + os.sep
+
+
+class _Locator:
+    """Finds the first stack frame outside transformers/torch/the harness/stdlib.
+
+    That frame is the line a static finding names: for a cache transformers
+    builds implicitly behind `use_cache=True` it is the model's call line.
+    """
+
+    def __init__(self, internal_modules: List[Any]) -> None:
+        self._internal = tuple(_package_dir(m) for m in internal_modules)
+        self._internal += (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
+        stdlib = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")}
+        self._stdlib = tuple(os.path.abspath(p) + os.sep for p in stdlib)
+
+    def _is_internal(self, filename: str) -> bool:
+        if filename.startswith("<"):  # <frozen ...>, <string>
+            return True
+        path = os.path.abspath(filename)
+        if path.startswith(self._internal):
+            return True
+        # A non-venv interpreter keeps site-packages under the stdlib directory;
+        # user packages installed there are not "internal".
+        return path.startswith(self._stdlib) and "-packages" + os.sep not in path
+
+    def site(self, frame: Any) -> Tuple[str, int, Optional[str]]:
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if not self._is_internal(filename):
+                return os.path.abspath(filename), frame.f_lineno, _owner(frame)
+            frame = frame.f_back
+        return "<unknown>", 0, None
+
+
+def _owner(frame: Any) -> Optional[str]:
+    """The class that defines the running method, as a static finding names it.
+
+    `type(self)` would name a subclass when the method is inherited; walk the
+    MRO for the class whose attribute holds this frame's code instead.
+    """
+    instance = frame.f_locals.get("self")
+    if instance is None:
+        return None
+    code = frame.f_code
+    for cls in type(instance).__mro__:
+        attr = vars(cls).get(code.co_name)
+        func = getattr(attr, "__func__", attr)
+        if getattr(func, "__code__", None) is code:
+            return cls.__name__
+    return type(instance).__name__
+
+
+@dataclasses.dataclass
+class _LayerMeasure:
+    rows: int
+    positions: int
+    logical_bytes: int
+    storages: Dict[int, int]  # data_ptr -> nbytes
+
+
+def _measure_tensors(tensors: List[Any], tensor_type: Any) -> _LayerMeasure:
+    # Runs on every update(): attribute reads only, no tensor ops.
+    rows = positions = logical = 0
+    storages: Dict[int, int] = {}
+    for tensor in tensors:
+        if not isinstance(tensor, tensor_type) or tensor.ndim < 2 or tensor.is_meta:
+            continue
+        shape = tensor.shape
+        rows = max(rows, shape[0])
+        positions = max(positions, shape[-2])
+        logical += tensor.numel() * tensor.element_size()
+        storage = tensor.untyped_storage()
+        storages[storage.data_ptr()] = storage.nbytes()
+    return _LayerMeasure(rows, positions, logical, storages)
+
+
+def _layer_tensors(cache: Any, layer_idx: int) -> Optional[List[Any]]:
+    layers = getattr(cache, "layers", None)  # transformers >= 4.56
+    if isinstance(layers, list) and 0 <= layer_idx < len(layers):
+        layer = layers[layer_idx]
+        return [getattr(layer, "keys", None), getattr(layer, "values", None)]
+    key_cache = getattr(cache, "key_cache", None)  # older transformers
+    value_cache = getattr(cache, "value_cache", None)
+    if isinstance(key_cache, list) and 0 <= layer_idx < len(key_cache):
+        value = value_cache[layer_idx] if isinstance(value_cache, list) and layer_idx < len(value_cache) else None
+        return [key_cache[layer_idx], value]
+    return None
+
+
+def _layer_count(cache: Any) -> int:
+    layers = getattr(cache, "layers", None)
+    if isinstance(layers, list):
+        return len(layers)
+    key_cache = getattr(cache, "key_cache", None)
+    return len(key_cache) if isinstance(key_cache, list) else 0
+
+
+class CacheRecord:
+    """What is known about one Cache object, kept as numbers only."""
+
+    def __init__(self, cache: Any, cls_name: str, site: Tuple[str, int, Optional[str]],
+                 in_capture: bool) -> None:
+        self.ref = weakref.ref(cache)
+        self.cls_name = cls_name
+        self.file, self.line, self.owner = site
+        self.in_capture = in_capture
+        self.parent: Optional[CacheRecord] = None  # set when a composite cache absorbs this one
+        self.site: Optional["_Site"] = None  # where the current run reports it
+        self.run_id = -1
+        self.layers: Dict[Tuple[int, int], _LayerMeasure] = {}
+        self.storage_refs: Dict[int, List[int]] = {}  # data_ptr -> [nbytes, layers using it]
+        self.rows = self.positions = self.logical_bytes = self.storage_bytes = 0
+        self.peak_storage_bytes = 0
+        self.growth: List[int] = []
+        self._round: set = set()
+        self.dead = False
+
+    def root(self) -> "CacheRecord":
+        record = self
+        while record.parent is not None:
+            record = record.parent
+        return record
+
+    def apply(self, key: Tuple[int, int], measure: _LayerMeasure) -> None:
+        # A layer updated twice means a new decode step started: close the round.
+        if key in self._round:
+            self._close_round()
+        self._round.add(key)
+        old = self.layers.get(key)
+        if old is not None:
+            self.logical_bytes -= old.logical_bytes
+            for ptr in old.storages:
+                entry = self.storage_refs[ptr]
+                entry[1] -= 1
+                if entry[1] == 0:
+                    self.storage_bytes -= entry[0]
+                    del self.storage_refs[ptr]
+        self.layers[key] = measure
+        self.logical_bytes += measure.logical_bytes
+        for ptr, nbytes in measure.storages.items():
+            entry = self.storage_refs.get(ptr)
+            if entry is None:
+                self.storage_refs[ptr] = [nbytes, 1]
+                self.storage_bytes += nbytes
+            else:
+                entry[1] += 1
+        # Batch width and positions only ever grow in the caches we know; a
+        # crop after the peak must not hide the peak.
+        self.rows = max(self.rows, measure.rows)
+        self.positions = max(self.positions, measure.positions)
+        self.peak_storage_bytes = max(self.peak_storage_bytes, self.storage_bytes)
+
+    def _close_round(self) -> None:
+        if self._round and len(self.growth) < GROWTH_LIMIT:
+            self.growth.append(self.storage_bytes)
+        self._round = set()
+
+    def finish(self) -> None:
+        self._close_round()
+
+    def layer_count(self) -> int:
+        per_child: Dict[int, set] = {}
+        for child, layer_idx in self.layers:
+            per_child.setdefault(child, set()).add(layer_idx)
+        return max((len(v) for v in per_child.values()), default=0)
+
+
+class _Site:
+    """Live totals over the top-level cache objects created at one (file, line)."""
+
+    def __init__(self) -> None:
+        self.records: List[CacheRecord] = []
+        self.live: Dict[int, Tuple[int, int, int]] = {}  # id(record) -> rows, logical, storage
+        self.rows = self.logical = self.storage = 0
+        self.peak = (0, 0, 0)  # storage, rows, logical at the moment of peak storage
+
+    def set_object(self, record: CacheRecord, alive: bool = True) -> None:
+        old = self.live.pop(id(record), (0, 0, 0))
+        new = (record.rows, record.logical_bytes, record.storage_bytes) if alive else (0, 0, 0)
+        if alive:
+            self.live[id(record)] = new
+        self.rows += new[0] - old[0]
+        self.logical += new[1] - old[1]
+        self.storage += new[2] - old[2]
+        if (self.storage, self.logical) > (self.peak[0], self.peak[2]):
+            self.peak = (self.storage, self.rows, self.logical)
+
+
+@dataclasses.dataclass
+class CaptureSite:
+    kind: str
+    file: str
+    line: int
+    owner: Optional[str]
+    count: int = 0
+    resident_bytes: Optional[int] = None
+    allocated_bytes: Optional[int] = None
+
+
+class Tracker:
+    """Per-run registry of caches and captures plus the patches that feed it."""
+
+    def __init__(self) -> None:
+        import torch
+        import transformers
+
+        self._torch = torch
+        self._locator = _Locator([torch, transformers])
+        self._records: Dict[int, CacheRecord] = {}  # id(cache) -> record, while alive
+        self._sites: Dict[Tuple[str, int, str], _Site] = {}
+        self._run_id = 0
+        self._captures: Dict[Tuple[str, str, int], CaptureSite] = {}
+        self._open_captures: List[Tuple[CaptureSite, int, int]] = []
+        self._capture_depth = 0
+        self._updating: set = set()  # ids of caches inside a wrapped update() (re-entrancy guard)
+        self._restore: List[Callable[[], None]] = []
+
+    # ---- run bookkeeping -------------------------------------------------
+    def begin_run(self) -> None:
+        self._run_id += 1
+        self._sites = {}
+        self._captures = {}
+
+    def _register(self, record: CacheRecord) -> None:
+        key = (record.file, record.line, record.cls_name)
+        record.site = self._sites.setdefault(key, _Site())
+        record.site.records.append(record)
+        record.run_id = self._run_id
+
+    def cache_reports(self) -> List[Dict[str, Any]]:
+        reports = []
+        for (file, line, cls_name), site in self._sites.items():
+            top = [r for r in site.records if r.parent is None]
+            if not top:
+                continue
+            for record in top:
+                record.finish()
+            largest = max(top, key=lambda r: r.peak_storage_bytes)
+            storage, rows, logical = site.peak
+            owners = [r.owner for r in top if r.owner]
+            reports.append({
+                "class": cls_name, "file": file, "line": line,
+                "owner": owners[0] if owners else None,
+                "rows": rows, "positions": max(r.positions for r in top),
+                "layers": max(r.layer_count() for r in top),
+                "bytes": storage,
+                # Logical KV bytes (numel x itemsize) per row: the figure the
+                # declaration formula 2 x layers x heads x dim x positions x size
+                # predicts. `bytes` above is what storage really holds.
+                "bytes_per_row": logical // rows if rows else 0,
+                "logical_bytes": logical,
+                "objects": len(top),
+                "alive_after_step": any(r.ref() is not None for r in top),
+                "in_capture": any(r.in_capture for r in top),
+                "growth": largest.growth,
+            })
+        return reports
+
+    def capture_reports(self) -> List[Dict[str, Any]]:
+        return [dataclasses.asdict(c) for c in self._captures.values()]
+
+    # ---- cache observation -----------------------------------------------
+    def _capturing(self) -> bool:
+        if self._capture_depth > 0:
+            return True
+        cuda = self._torch.cuda
+        return cuda.is_initialized() and cuda.is_current_stream_capturing()
+
+    def _on_init_start(self, cache: Any, frame: Any) -> bool:
+        if id(cache) in self._records:
+            return False  # a super().__init__ inside an already tracked construction
+        site = self._locator.site(frame)
+        record = CacheRecord(cache, type(cache).__name__, site, self._capturing())
+        self._records[id(cache)] = record
+        self._register(record)
+        weakref.finalize(cache, self._on_dead, id(cache), record)
+        return True
+
+    def _on_init_end(self, cache: Any) -> None:
+        # A composite (EncoderDecoderCache) owns the caches it was given: count
+        # their tensors once, under the composite.
+        parent = self._records.get(id(cache))
+        if parent is None:
+            return
+        for value in vars(cache).values():
+            child = self._records.get(id(value)) if value is not cache else None
+            if child is None or child.parent is not None:
+                continue
+            child.parent = parent
+            child.site.set_object(child, alive=False)
+            for (_, layer_idx), measure in child.layers.items():
+                parent.apply((id(value), layer_idx), measure)
+        parent.site.set_object(parent)
+
+    def _on_init_failed(self, cache: Any) -> None:
+        record = self._records.pop(id(cache), None)
+        if record is not None:
+            record.site.records.remove(record)
+
+    def _on_dead(self, cache_id: int, record: CacheRecord) -> None:
+        record.dead = True
+        if self._records.get(cache_id) is record:
+            del self._records[cache_id]
+        if record.parent is None:
+            record.site.set_object(record, alive=False)
+
+    def _on_update(self, cache: Any, layer_idx: Any) -> None:
+        record = self._records.get(id(cache))
+        if record is None or not isinstance(layer_idx, int):
+            return
+        tensors = _layer_tensors(cache, layer_idx)
+        if tensors is None:
+            return
+        root = record.root()
+        if root.run_id != self._run_id:
+            # Built earlier (in the constructor, or by a previous path) and
+            # used now: this path holds it, so this path reports it too.
+            root.site.set_object(root, alive=False)
+            self._register(root)
+        root.apply((id(cache), layer_idx), _measure_tensors(tensors, self._torch.Tensor))
+        root.site.set_object(root)
+
+    # ---- capture observation ---------------------------------------------
+    def _capture_kind(self, frame: Any) -> str:
+        kind = "capture_begin"
+        while frame is not None:
+            name = frame.f_code.co_name
+            if "make_graphed_callables" in name:
+                return "make_graphed_callables"
+            if name == "__enter__" and frame.f_code.co_filename.endswith(os.path.join("cuda", "graphs.py")):
+                kind = "graph_context"
+            frame = frame.f_back
+        return kind
+
+    def _on_capture_begin(self, frame: Any) -> None:
+        kind = self._capture_kind(frame)
+        file, line, owner = self._locator.site(frame)
+        site = self._captures.setdefault((kind, file, line), CaptureSite(kind, file, line, owner))
+        site.count += 1
+        cuda = self._torch.cuda
+        self._open_captures.append((site, cuda.memory_reserved(), cuda.memory_allocated()))
+        self._capture_depth += 1
+
+    def _on_capture_end(self) -> None:
+        self._capture_depth = max(0, self._capture_depth - 1)
+        if not self._open_captures:
+            return
+        site, reserved, allocated = self._open_captures.pop()
+        cuda = self._torch.cuda
+        # The graph's private pool stays reserved while the graph lives: the
+        # reserved delta is what the capture keeps resident.
+        site.resident_bytes = (site.resident_bytes or 0) + cuda.memory_reserved() - reserved
+        site.allocated_bytes = (site.allocated_bytes or 0) + cuda.memory_allocated() - allocated
+
+    # ---- patches ---------------------------------------------------------
+    def _patch(self, owner: Any, name: str, replacement: Any) -> None:
+        had = name in vars(owner)
+        original = vars(owner).get(name)
+        setattr(owner, name, replacement)
+        if had:
+            self._restore.append(lambda: setattr(owner, name, original))
+        else:
+            self._restore.append(lambda: delattr(owner, name))
+
+    def _wrap_cache_class(self, cls: Any) -> None:
+        tracker = self
+        if "__init__" in vars(cls) and not getattr(vars(cls)["__init__"], "_kvlint_wrapped", False):
+            original_init = vars(cls)["__init__"]
+
+            def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+                outermost = tracker._on_init_start(self, sys._getframe(1))
+                try:
+                    original_init(self, *args, **kwargs)
+                except BaseException:
+                    if outermost:
+                        tracker._on_init_failed(self)
+                    raise
+                if outermost:
+                    tracker._on_init_end(self)
+
+            __init__._kvlint_wrapped = True  # type: ignore[attr-defined]
+            self._patch(cls, "__init__", __init__)
+        if "update" in vars(cls) and not getattr(vars(cls)["update"], "_kvlint_wrapped", False):
+            original_update = vars(cls)["update"]
+
+            def update(self: Any, key_states: Any, value_states: Any, layer_idx: Any = None,
+                       *args: Any, **kwargs: Any) -> Any:
+                active = tracker._updating
+                if id(self) in active:  # subclass update calling super().update
+                    return original_update(self, key_states, value_states, layer_idx, *args, **kwargs)
+                active.add(id(self))
+                try:
+                    result = original_update(self, key_states, value_states, layer_idx, *args, **kwargs)
+                finally:
+                    active.discard(id(self))
+                tracker._on_update(self, layer_idx)
+                return result
+
+            update._kvlint_wrapped = True  # type: ignore[attr-defined]
+            self._patch(cls, "update", update)
+
+    def _all_subclasses(self, root: Any) -> List[Any]:
+        seen, stack = [], [root]
+        while stack:
+            cls = stack.pop()
+            if cls in seen:
+                continue
+            seen.append(cls)
+            stack.extend(cls.__subclasses__())
+        return seen
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator["Tracker"]:
+        from transformers import cache_utils
+
+        roots = [cache_utils.Cache]
+        encdec = getattr(cache_utils, "EncoderDecoderCache", None)
+        if encdec is not None and not issubclass(encdec, cache_utils.Cache):
+            roots.append(encdec)
+        try:
+            for root in roots:
+                for cls in self._all_subclasses(root):
+                    self._wrap_cache_class(cls)
+                self._hook_future_subclasses(root)
+            self._patch_captures()
+            yield self
+        finally:
+            while self._restore:
+                self._restore.pop()()
+
+    def _hook_future_subclasses(self, root: Any) -> None:
+        # Subclasses defined after installation (a project's own cache class,
+        # imported by the factory) are wrapped as they are created.
+        tracker = self
+        previous = vars(root).get("__init_subclass__")
+
+        def __init_subclass__(cls: Any, **kwargs: Any) -> None:
+            if previous is not None:
+                previous.__func__(cls, **kwargs)
+            else:
+                super(root, cls).__init_subclass__(**kwargs)
+            tracker._wrap_cache_class(cls)
+
+        self._patch(root, "__init_subclass__", classmethod(__init_subclass__))
+
+    def _patch_captures(self) -> None:
+        graphs = getattr(self._torch.cuda, "graphs", None)
+        graph_cls = getattr(graphs, "CUDAGraph", None)
+        if graph_cls is None:
+            return
+        tracker = self
+        original_begin = getattr(graph_cls, "capture_begin")
+        original_end = getattr(graph_cls, "capture_end")
+
+        def capture_begin(self: Any, *args: Any, **kwargs: Any) -> Any:
+            tracker._on_capture_begin(sys._getframe(1))
+            try:
+                return original_begin(self, *args, **kwargs)
+            except BaseException:
+                tracker._on_capture_end()
+                raise
+
+        def capture_end(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return original_end(self, *args, **kwargs)
+            finally:
+                tracker._on_capture_end()
+
+        self._patch(graph_cls, "capture_begin", capture_begin)
+        self._patch(graph_cls, "capture_end", capture_end)

@@ -1,0 +1,320 @@
+// End-to-end tests of the kvlint binary (KVLINT_BINARY) on temporary trees.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "tests/engine/temp_dir.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using kvlint::testing::TempDir;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+struct CliRun {
+  int exit_code = -1;  // -1 when killed by a signal
+  std::string out;
+  std::string err;
+};
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs `prefix kvlint args...` in `cwd`; stdout and stderr captured separately.
+CliRun kvlint(const fs::path& cwd, const std::vector<std::string>& args, const std::string& prefix = "") {
+  TempDir capture;
+  std::string command =
+      "cd " + shell_quote(cwd.string()) + " && " + prefix + " " + shell_quote(KVLINT_BINARY);
+  for (const auto& a : args) command += " " + shell_quote(a);
+  command += " >" + shell_quote((capture.path() / "out").string()) + " 2>" +
+             shell_quote((capture.path() / "err").string()) + " </dev/null";
+  const int status = std::system(command.c_str());
+  CliRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = slurp(capture.path() / "out");
+  run.err = slurp(capture.path() / "err");
+  return run;
+}
+
+// A suppression without a reason that suppresses nothing: KV901 and KV903 warnings,
+// whatever the rules do.
+constexpr const char* kWarningFile = "x = compute()  # kvlint: ignore[KV101]\n";
+constexpr const char* kCleanFile = "def f(a):\n    return a + 1\n";
+
+json parse_json(const CliRun& run) {
+  try {
+    return json::parse(run.out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not JSON (" << e.what() << "): " << run.out << "\nstderr: " << run.err;
+    return json::object();
+  }
+}
+
+std::vector<std::string> diagnostic_kinds(const json& report) {
+  std::vector<std::string> kinds;
+  for (const auto& d : report.value("diagnostics", json::array())) kinds.push_back(d.value("kind", ""));
+  return kinds;
+}
+
+std::string stats_line(const CliRun& run) {
+  std::smatch m;
+  static const std::regex kStats("kvlint: stats: [^\n]*");
+  return std::regex_search(run.err, m, kStats) ? m.str() : "";
+}
+
+TEST(Cli, ExitCodes) {
+  TempDir dir;
+  dir.write("clean.py", kCleanFile);
+  EXPECT_EQ(kvlint(dir.path(), {"check", "--no-cache"}).exit_code, 0);
+  dir.write("warn.py", kWarningFile);
+  const CliRun findings = kvlint(dir.path(), {"check", "--no-cache", "--format", "json"});
+  EXPECT_EQ(findings.exit_code, 1) << findings.err;
+  EXPECT_EQ(parse_json(findings)["findings"][0]["code"], "KV901");
+  EXPECT_EQ(kvlint(dir.path(), {"check", "--no-cache", "--exit-zero"}).exit_code, 0);
+  EXPECT_EQ(kvlint(dir.path(), {"check", "--no-cache", "--fail-on", "error"}).exit_code,
+            0);  // KV901 is a warning
+  EXPECT_EQ(kvlint(dir.path(), {"check", "--no-cache", "--ignore", "KV9"}).exit_code, 0);
+  EXPECT_EQ(kvlint(dir.path(), {"check", "--no-cache", "clean.py"}).exit_code, 0);
+  // Usage errors: exit 2, message on stderr, nothing on stdout.
+  for (const auto& args : std::vector<std::vector<std::string>>{{"check", "--bogus"},
+                                                                {"check", "--select", "KV999"},
+                                                                {"check", "--format", "xml"},
+                                                                {"explain", "KV999"},
+                                                                {}}) {
+    const CliRun usage = kvlint(dir.path(), args);
+    EXPECT_EQ(usage.exit_code, 2) << ::testing::PrintToString(args);
+    EXPECT_EQ(usage.out, "") << ::testing::PrintToString(args);
+    EXPECT_NE(usage.err, "") << ::testing::PrintToString(args);
+  }
+  // Nothing analysable at all: exit 1.
+  const CliRun missing = kvlint(dir.path(), {"check", "--no-cache", "does_not_exist.py"});
+  EXPECT_EQ(missing.exit_code, 1);
+}
+
+TEST(Cli, ConfigErrorsExit2NamingFileKeyAndType) {
+  TempDir dir;
+  dir.write("a.py", kCleanFile);
+  dir.write("pyproject.toml", "[tool.kvlint]\nfail-on = 3\n");
+  CliRun run = kvlint(dir.path(), {"check"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_THAT(run.err, HasSubstr("pyproject.toml: [tool.kvlint] key 'fail-on' must be one of \"error\", "
+                                 "\"warning\", \"info\" (a string), got integer 3"));
+  dir.write("kvlint.toml", "selec = [\"KV1\"]\n");
+  run = kvlint(dir.path(), {"check"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err,
+              HasSubstr("kvlint.toml: unknown key 'selec' in [tool.kvlint] (did you mean 'select'?)"));
+  dir.write("kvlint.toml", "select = [\"KV1\"\nfail-on = \"error\"\n");
+  run = kvlint(dir.path(), {"check"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, ::testing::ContainsRegex("kvlint\\.toml:[0-9]+:[0-9]+: TOML syntax error"));
+  // --config with a missing file.
+  fs::remove(dir.path() / "kvlint.toml");
+  fs::remove(dir.path() / "pyproject.toml");
+  run = kvlint(dir.path(), {"check", "--config", "nope.toml"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("nope.toml"));
+}
+
+TEST(Cli, OutputIsNotCreatedOnErrorAndIsReplacedAtomically) {
+  TempDir dir;
+  dir.write("warn.py", kWarningFile);
+  dir.write("kvlint.toml", "fail-on = 3\n");
+  CliRun run = kvlint(dir.path(), {"check", "--output", "report.json", "--format", "json"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_FALSE(fs::exists(dir.path() / "report.json"));
+  fs::remove(dir.path() / "kvlint.toml");
+  dir.write("report.json", "old content");
+  run = kvlint(dir.path(), {"check", "--no-cache", "--output", "report.json", "--format", "json"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.out, "");
+  const json report = json::parse(slurp(dir.path() / "report.json"));
+  EXPECT_EQ(report["findings"].size(), 2u);
+  // No temporary file is left behind.
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir.path())) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"report.json", "warn.py"}));
+  // An unwritable destination fails with exit 2 and leaves nothing.
+  run = kvlint(dir.path(), {"check", "--no-cache", "--output", "no/such/dir/r.json"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("--output"));
+}
+
+TEST(Cli, BadInputsBecomeDiagnosticsAndTheRunGoesOn) {
+  TempDir dir;
+  dir.write("warn.py", kWarningFile);
+  dir.write("binary.py", std::string("x = 1\0\x01\x02", 8));
+  dir.write("latin1.py", "name = 'caf\xE9'\n");
+  dir.write("syntax.py", "def model_local_kv_specs(self:\n    return [\n");
+  const CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json"});
+  EXPECT_EQ(run.exit_code, 1);  // the warnings in warn.py; diagnostics alone do not fail
+  const json report = parse_json(run);
+  EXPECT_THAT(diagnostic_kinds(report), ::testing::IsSupersetOf({"binary", "invalid-utf8", "parse-error"}));
+  for (const auto& d : report["diagnostics"]) {
+    if (d["kind"] == "invalid-utf8") {
+      EXPECT_EQ(d["path"], "latin1.py");
+      EXPECT_EQ(d["line"], 1);
+      EXPECT_THAT(d["message"].get<std::string>(), HasSubstr("byte offset 11"));
+    }
+    if (d["kind"] == "parse-error") {
+      EXPECT_EQ(d["path"], "syntax.py");
+    }
+  }
+  EXPECT_EQ(report["findings"].size(), 2u);
+  // Only diagnostics, some file analysed: exit 0.
+  fs::remove(dir.path() / "warn.py");
+  EXPECT_EQ(kvlint(dir.path(), {"check", "--no-cache"}).exit_code, 0);
+}
+
+TEST(Cli, DeepNestingDoesNotOverflowTheStack) {
+  TempDir dir;
+  constexpr std::size_t kDepth = 100000;
+  std::string source = "use_cache = True\nx = ";
+  source += std::string(kDepth, '[') + "1" + std::string(kDepth, ']') + "\n";
+  source += "y = " + std::string(kDepth, '(') + "2" + std::string(kDepth, ')') + "\n";
+  dir.write("deep.py", source);
+  const CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "--verbose"});
+  ASSERT_NE(run.exit_code, -1) << "killed by a signal: " << run.err;
+  EXPECT_THAT(run.exit_code, ::testing::AnyOf(0, 1));
+  parse_json(run);
+  EXPECT_THAT(stats_line(run), HasSubstr("files_parsed=1"));
+}
+
+TEST(Cli, TwentyMegabyteSingleLineFileIsSkippedAsTooLarge) {
+  TempDir dir;
+  dir.write("huge.py", "use_cache = '" + std::string(20u * 1000u * 1000u, 'a') + "'\n");
+  dir.write("clean.py", kCleanFile);
+  const CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json"});
+  EXPECT_EQ(run.exit_code, 0);
+  const json report = parse_json(run);
+  EXPECT_EQ(diagnostic_kinds(report), std::vector<std::string>{"too-large"});
+  // Alone, nothing can be analysed: exit 1.
+  EXPECT_EQ(kvlint(dir.path(), {"check", "--no-cache", "huge.py"}).exit_code, 1);
+}
+
+TEST(Cli, SymlinkLoopAndDanglingSymlink) {
+  TempDir dir;
+  dir.write("pkg/warn.py", kWarningFile);
+  fs::create_directory_symlink("..", dir.path() / "pkg/up");
+  fs::create_directory_symlink(".", dir.path() / "pkg/self");
+  fs::create_symlink("gone.py", dir.path() / "pkg/dangling.py");
+  const CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "--verbose"});
+  EXPECT_EQ(run.exit_code, 1);
+  const json report = parse_json(run);
+  EXPECT_EQ(report["findings"].size(), 2u);  // the loop does not duplicate files
+  ASSERT_EQ(report["diagnostics"].size(), 1u);
+  EXPECT_EQ(report["diagnostics"][0]["path"], "pkg/dangling.py");
+  EXPECT_THAT(report["diagnostics"][0]["message"].get<std::string>(), HasSubstr("dangling symbolic link"));
+  EXPECT_THAT(stats_line(run), HasSubstr("files_found=1 "));
+}
+
+TEST(Cli, UnreadableDirectoryIsADiagnostic) {
+  // Tests run as root, and chmod 000 does not stop root; drop the capabilities that let it.
+  if (std::system("command -v setpriv >/dev/null 2>&1") != 0) GTEST_SKIP() << "setpriv not available";
+  TempDir dir;
+  dir.write("ok/warn.py", kWarningFile);
+  dir.write("locked/a.py", kCleanFile);
+  fs::permissions(dir.path() / "locked", fs::perms::none);
+  const CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json"},
+                            "setpriv --bounding-set=-dac_override,-dac_read_search "
+                            "--inh-caps=-dac_override,-dac_read_search --");
+  fs::permissions(dir.path() / "locked", fs::perms::owner_all);
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const json report = parse_json(run);
+  ASSERT_EQ(report["diagnostics"].size(), 1u);
+  EXPECT_EQ(report["diagnostics"][0]["path"], "locked");
+  EXPECT_EQ(report["diagnostics"][0]["kind"], "read-error");
+  EXPECT_EQ(report["findings"].size(), 2u);
+}
+
+TEST(Cli, OutputIsDeterministicAcrossJobCounts) {
+  TempDir dir;
+  for (int i = 0; i < 40; ++i)
+    dir.write("pkg" + std::to_string(i % 4) + "/m" + std::to_string(i) + ".py",
+              std::string(kWarningFile) + "y = 1  # kvlint: ignore[KV2] reason\n");
+  const CliRun one = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "--jobs", "1"});
+  const CliRun two = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "--jobs", "2"});
+  const CliRun eight = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "-j", "8"});
+  EXPECT_EQ(one.exit_code, 1);
+  EXPECT_EQ(parse_json(one)["findings"].size(), 120u);  // KV901 + 2 x KV903 per file
+  EXPECT_EQ(one.out, two.out);
+  EXPECT_EQ(one.out, eight.out);
+}
+
+TEST(Cli, WarmCacheGivesIdenticalOutputAndParsesNothing) {
+  TempDir dir;
+  dir.write("a.py", kWarningFile);
+  dir.write("b.py",
+            "from transformers import DynamicCache\nclass A:\n    def __init__(self):\n"
+            "        self.c = DynamicCache()\n");
+  dir.write("c.py", kCleanFile);
+  const CliRun cold = kvlint(dir.path(), {"check", "--format", "json", "--verbose"});
+  EXPECT_THAT(stats_line(cold), HasSubstr("files_parsed=2 files_cached=0 files_skipped=1"));
+  EXPECT_TRUE(fs::exists(dir.path() / ".kvlint_cache/facts-cache.json"));
+  const CliRun warm = kvlint(dir.path(), {"check", "--format", "json", "--verbose"});
+  EXPECT_THAT(stats_line(warm), HasSubstr("files_parsed=0 files_cached=2 files_skipped=1"));
+  EXPECT_EQ(warm.out, cold.out);
+  EXPECT_EQ(warm.exit_code, cold.exit_code);
+  // --no-cache parses again and leaves the cache alone.
+  const auto cache_time = fs::last_write_time(dir.path() / ".kvlint_cache/facts-cache.json");
+  const CliRun uncached = kvlint(dir.path(), {"check", "--format", "json", "--verbose", "--no-cache"});
+  EXPECT_THAT(stats_line(uncached), HasSubstr("files_parsed=2"));
+  EXPECT_EQ(uncached.out, cold.out);
+  EXPECT_EQ(fs::last_write_time(dir.path() / ".kvlint_cache/facts-cache.json"), cache_time);
+  // A corrupt cache is a note, not a failure.
+  std::ofstream(dir.path() / ".kvlint_cache/facts-cache.json") << "garbage";
+  const CliRun corrupt = kvlint(dir.path(), {"check", "--format", "json", "--verbose"});
+  EXPECT_EQ(corrupt.out, cold.out);
+  EXPECT_THAT(corrupt.err, HasSubstr("note: ignoring unreadable cache"));
+  EXPECT_THAT(stats_line(corrupt), HasSubstr("files_parsed=2"));
+  // --cache-dir elsewhere.
+  const CliRun elsewhere = kvlint(dir.path(), {"check", "--cache-dir", "cache2", "--verbose"});
+  EXPECT_TRUE(fs::exists(dir.path() / "cache2/facts-cache.json"));
+}
+
+TEST(Cli, RulesExplainVersionAndFacts) {
+  TempDir dir;
+  const CliRun rules = kvlint(dir.path(), {"rules", "--format", "json"});
+  EXPECT_EQ(rules.exit_code, 0);
+  const json list = json::parse(rules.out);
+  ASSERT_GE(list.size(), 22u);
+  EXPECT_EQ(list[0]["code"], "KV101");
+  const CliRun explain = kvlint(dir.path(), {"explain", "KV903"});
+  EXPECT_EQ(explain.exit_code, 0);
+  EXPECT_THAT(explain.out, HasSubstr("unused-suppression"));
+  EXPECT_THAT(explain.out, HasSubstr("## What it does"));
+  const CliRun version = kvlint(dir.path(), {"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_THAT(version.out, HasSubstr("0.1.0"));
+  dir.write("m.py", "class A(Base):\n    pass\n");
+  const CliRun facts = kvlint(dir.path(), {"facts", "m.py"});
+  EXPECT_EQ(facts.exit_code, 0) << facts.err;
+  EXPECT_THAT(facts.out, HasSubstr("\"Base\""));
+  EXPECT_EQ(kvlint(dir.path(), {"facts", "missing.py"}).exit_code, 2);
+}
+
+}  // namespace

@@ -1,0 +1,153 @@
+#include "tools/kvlint/confirm/child_process.hpp"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <fstream>
+#include <thread>
+
+#include "support.hpp"
+
+namespace kvlint::confirm {
+namespace {
+
+using testing::python;
+using testing::read_file;
+using testing::ScratchDir;
+
+std::vector<std::string> base_env() {
+  return {"PATH=/usr/bin:/bin", "PYTHONUNBUFFERED=1"};
+}
+
+// Absent, or a zombie nobody reaped yet (containers may lack an init that reaps).
+bool process_gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return true;
+  std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  auto close = content.rfind(')');
+  return close != std::string::npos && close + 2 < content.size() && content[close + 2] == 'Z';
+}
+
+bool wait_gone(pid_t pid) {
+  // Signal delivery is asynchronous; poll for up to 10 s (not a timing assertion).
+  for (int i = 0; i < 200; ++i) {
+    if (process_gone(pid)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+TEST(ChildProcess, StreamsLinesAndKeepsStderrTail) {
+  ChildSpec spec;
+  spec.argv = {python(), "-c",
+               "import sys\nfor i in range(3): print('line', i, flush=True)\nsys.stderr.write('oops\\n')\n"
+               "sys.stdout.write('last-without-newline')\nsys.exit(3)"};
+  spec.env = base_env();
+  std::vector<std::pair<std::string, bool>> lines;
+  ChildCallbacks callbacks;
+  callbacks.on_line = [&](std::string_view line, bool complete) { lines.emplace_back(line, complete); };
+  int ticks = 0;
+  callbacks.on_tick = [&](pid_t) { ++ticks; };
+  ChildExit exit = run_child(spec, callbacks);
+  ASSERT_TRUE(exit.spawned) << exit.spawn_error;
+  EXPECT_FALSE(exit.timed_out);
+  EXPECT_EQ(exit.exit_code, 3);
+  EXPECT_EQ(exit.signal, 0);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], (std::pair<std::string, bool>{"line 0", true}));
+  EXPECT_EQ(lines[3], (std::pair<std::string, bool>{"last-without-newline", false}));
+  EXPECT_EQ(exit.stderr_tail, "oops\n");
+  EXPECT_GE(ticks, 1);
+}
+
+TEST(ChildProcess, ReportsTheSignalThatKilledTheChild) {
+  ChildSpec spec;
+  spec.argv = {python(), "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"};
+  spec.env = base_env();
+  ChildExit exit = run_child(spec, {});
+  ASSERT_TRUE(exit.spawned);
+  EXPECT_EQ(exit.signal, SIGSEGV);
+  EXPECT_EQ(exit.exit_code, -1);
+}
+
+std::size_t open_fds() {
+  std::size_t count = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) ++count;
+  return count;
+}
+
+TEST(ChildProcess, LeavesNoDescriptorsOpen) {
+  const std::size_t before = open_fds();
+  for (const char* code :
+       {"print('x')", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", "import sys; sys.exit(4)"}) {
+    ChildSpec spec;
+    spec.argv = {python(), "-c", code};
+    spec.env = base_env();
+    ChildExit exit = run_child(spec, {});
+    EXPECT_TRUE(exit.spawned);
+  }
+  ChildSpec missing;
+  missing.argv = {"/nonexistent/python-kvlint-test"};
+  run_child(missing, {});
+  EXPECT_EQ(open_fds(), before);
+}
+
+TEST(ChildProcess, MissingProgramIsASpawnError) {
+  ChildSpec spec;
+  spec.argv = {"/nonexistent/python-kvlint-test"};
+  spec.env = base_env();
+  ChildExit exit = run_child(spec, {});
+  EXPECT_FALSE(exit.spawned);
+  EXPECT_NE(exit.spawn_error.find("/nonexistent/python-kvlint-test"), std::string::npos);
+}
+
+TEST(ChildProcess, TimeoutKillsTheWholeProcessGroupEvenWhenSigtermIsIgnored) {
+  ScratchDir dir;
+  const auto pidfile = dir.path() / "grandchild.pid";
+  ChildSpec spec;
+  spec.argv = {python(), "-c",
+               "import signal, subprocess, sys, time\n"
+               "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+               "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+               "open(sys.argv[1], 'w').write(str(g.pid))\n"
+               "print('ready', flush=True)\n"
+               "time.sleep(600)\n",
+               pidfile.string()};
+  spec.env = base_env();
+  spec.timeout = std::chrono::milliseconds(1500);
+  spec.kill_grace = std::chrono::milliseconds(500);
+  std::vector<std::string> lines;
+  ChildCallbacks callbacks;
+  callbacks.on_line = [&](std::string_view line, bool) { lines.emplace_back(line); };
+  ChildExit exit = run_child(spec, callbacks);
+  ASSERT_TRUE(exit.spawned);
+  EXPECT_TRUE(exit.timed_out);
+  EXPECT_EQ(exit.signal, SIGKILL);  // SIGTERM was ignored, so the grace period ended in SIGKILL
+  ASSERT_EQ(lines, std::vector<std::string>{"ready"});
+  const auto grandchild = static_cast<pid_t>(std::stol(read_file(pidfile)));
+  EXPECT_TRUE(wait_gone(grandchild)) << "grandchild " << grandchild << " survived";
+}
+
+TEST(ChildProcess, StragglersOfAnExitedChildDoNotBlockTheHost) {
+  // The child exits at once but leaves a sleeping grandchild holding its stdout.
+  ScratchDir dir;
+  const auto pidfile = dir.path() / "grandchild.pid";
+  ChildSpec spec;
+  spec.argv = {python(), "-c",
+               "import subprocess, sys\n"
+               "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+               "open(sys.argv[1], 'w').write(str(g.pid))\n"
+               "print('bye', flush=True)\n",
+               pidfile.string()};
+  spec.env = base_env();
+  spec.timeout = std::chrono::milliseconds(60'000);
+  ChildExit exit = run_child(spec, {});
+  ASSERT_TRUE(exit.spawned);
+  EXPECT_FALSE(exit.timed_out);
+  EXPECT_EQ(exit.exit_code, 0);
+  const auto grandchild = static_cast<pid_t>(std::stol(read_file(pidfile)));
+  EXPECT_TRUE(wait_gone(grandchild));
+}
+
+}  // namespace
+}  // namespace kvlint::confirm

@@ -1,0 +1,290 @@
+// run_confirm end to end with the fake harness in tests/confirm/fake_runtime:
+// several models in one run, some of which crash, hang, print garbage or run
+// out of memory, while the others keep their results.
+#include "tools/kvlint/confirm/confirm.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "support.hpp"
+#include "tools/kvlint/confirm/findings_input.hpp"
+#include "tools/kvlint/confirm/runner.hpp"
+
+namespace kvlint {
+namespace {
+
+using confirm::testing::read_file;
+using confirm::testing::ScratchDir;
+using confirm::testing::write_file;
+using nlohmann::json;
+
+class ConfirmEndToEnd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // The host finds the harness through this variable first; point it at the fake.
+    ::setenv("KVLINT_RUNTIME_PYTHONPATH", confirm::testing::fake_runtime().c_str(), 1);
+    model_file_ = (dir_.path() / "pkg" / "model.py").string();
+    std::filesystem::create_directories(dir_.path() / "pkg");
+    write_file(model_file_, "class Dec: pass\n");
+  }
+  void TearDown() override { ::unsetenv("KVLINT_RUNTIME_PYTHONPATH"); }
+
+  RuntimeModel model(std::string name, std::string scenario, std::vector<std::string> owners) {
+    RuntimeModel m;
+    m.name = std::move(name);
+    m.factory = "pkg.model:build";
+    m.driver = "pkg.model:drive";
+    m.owners = std::move(owners);
+    m.paths = {"streaming"};
+    m.device = "cpu";
+    m.timeout_s = 30;
+    m.env["FAKE_SCENARIO"] = std::move(scenario);
+    m.python_path = {"."};
+    return m;
+  }
+
+  Config config(std::vector<RuntimeModel> models) {
+    Config c;
+    c.root = dir_.path();
+    c.runtime.interpreter = confirm::testing::python();
+    c.runtime.models = std::move(models);
+    return c;
+  }
+
+  // One finding per (code, owner), at lines first_line, first_line + 1, ...
+  std::filesystem::path findings_file(const std::vector<std::pair<std::string, std::string>>& code_owner,
+                                      uint32_t first_line) {
+    json findings = json::array();
+    uint32_t line = first_line;
+    for (const auto& [code, owner] : code_owner) {
+      findings.push_back({{"code", code},
+                          {"name", "n"},
+                          {"severity", "error"},
+                          {"path", model_file_},
+                          {"line", line},
+                          {"column", 1},
+                          {"owner", owner},
+                          {"message", "m"},
+                          {"related", json::array()}});
+      ++line;
+    }
+    auto path = dir_.path() / "findings.json";
+    write_file(path, json{{"schema", "kvlint-findings"}, {"version", 1}, {"findings", findings}}.dump());
+    return path;
+  }
+
+  std::string event(json object) { return object.dump() + "\n"; }
+
+  ScratchDir dir_;
+  std::string model_file_;
+};
+
+TEST_F(ConfirmEndToEnd, FailingModelsBecomeInconclusiveWhileOthersKeepTheirResults) {
+  // "good" reports a cache at the finding's line for owner Dec.
+  const auto events = dir_.path() / "good.jsonl";
+  write_file(events,
+             event({{"event", "start"}, {"model", "good"}, {"pid", 1}, {"python", "3"}, {"device", "cpu"}}) +
+                 event({{"event", "cache"},
+                        {"model", "good"},
+                        {"path", "streaming"},
+                        {"concurrency", 4},
+                        {"class", "DynamicCache"},
+                        {"file", model_file_},
+                        {"line", 18},
+                        {"owner", "Dec"},
+                        {"rows", 4},
+                        {"bytes", 4 * 4655104},
+                        {"bytes_per_row", 4655104}}) +
+                 event({{"event", "path_done"},
+                        {"model", "good"},
+                        {"path", "streaming"},
+                        {"concurrency", 4},
+                        {"ok", true}}) +
+                 event({{"event", "end"}, {"model", "good"}}));
+  auto good = model("good", "canned", {"Dec"});
+  good.env["FAKE_EVENTS"] = events.string();
+  const auto entry_copy = dir_.path() / "entry-copy.json";
+  good.env["FAKE_ENTRY_COPY"] = entry_copy.string();
+  auto hang = model("hang", "hang", {"Hang"});
+  hang.timeout_s = 2;
+  const auto pidfile = dir_.path() / "grandchild.pid";
+  hang.env["FAKE_PIDFILE"] = pidfile.string();
+
+  ConfirmOptions options;
+  options.findings_file = findings_file({{"KV101", "Dec"},
+                                         {"KV101", "Crash"},
+                                         {"KV101", "Hang"},
+                                         {"KV101", "Garbage"},
+                                         {"KV101", "Oom"},
+                                         {"KV101", "Nobody"}},
+                                        18);
+  options.config =
+      config({model("crash", "crash", {"Crash"}), good, hang, model("garbage", "garbage", {"Garbage"}),
+              model("oom", "memory", {"Oom"}), model("unused", "crash", {"Unflagged"})});
+  options.format = "json";
+  options.output = dir_.path() / "out" / "confirm.json";
+  std::filesystem::create_directories(options.output.parent_path());
+
+  EXPECT_EQ(run_confirm(options), 1);  // the good model confirms its finding
+  json report = json::parse(read_file(options.output));
+  EXPECT_EQ(report["schema"], "kvlint-confirm");
+  std::map<std::string, json> models;
+  for (const auto& m : report["models"]) models[m["name"]] = m;
+  ASSERT_EQ(models.size(), 5u) << "the entry nobody flagged must not run";
+  EXPECT_EQ(models["good"]["status"], "complete");
+  EXPECT_EQ(models["crash"]["status"], "inconclusive");
+  EXPECT_EQ(models["crash"]["reason"], "crashed (SIGSEGV)");
+  EXPECT_EQ(models["crash"]["observed"]["caches"].size(), 1u) << "lines before the crash are kept";
+  EXPECT_EQ(models["hang"]["reason"], "timed out after 2 s");
+  EXPECT_EQ(models["garbage"]["status"], "inconclusive");
+  EXPECT_EQ(
+      models["garbage"]["reason"].get<std::string>().rfind("garbage on stdout: Loading checkpoint shards", 0),
+      0u)
+      << models["garbage"]["reason"];
+  EXPECT_EQ(models["garbage"]["observed"]["caches"].size(), 1u);
+  EXPECT_EQ(models["oom"]["reason"].get<std::string>().rfind("out of memory", 0), 0u);
+
+  std::map<std::string, json> verdicts;
+  for (const auto& r : report["results"]) verdicts[r["owner"]] = r;
+  EXPECT_EQ(verdicts["Dec"]["verdict"], "confirmed");
+  EXPECT_EQ(verdicts["Dec"]["evidence"]["observed"]["rows"], 4);
+  EXPECT_EQ(verdicts["Hang"]["verdict"], "inconclusive");
+  EXPECT_EQ(verdicts["Oom"]["verdict"], "inconclusive");
+  EXPECT_EQ(verdicts["Nobody"]["verdict"], "not-exercised");
+  // The crash model's cache sits at /nonexistent/fake_model.py:10, named by no finding: RT001.
+  ASSERT_GE(report["runtime_findings"].size(), 1u);
+  EXPECT_EQ(report["runtime_findings"][0]["code"], "RT001");
+
+  // The hung model's grandchild died with its process group (zombie or gone).
+  const auto grandchild = std::stol(read_file(pidfile));
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+    std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    auto close = content.rfind(')');
+    gone = !stat || (close != std::string::npos && content.size() > close + 2 && content[close + 2] == 'Z');
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(gone);
+
+  // ENTRY.json and the child's environment follow the protocol.
+  json copy = json::parse(read_file(entry_copy));
+  EXPECT_EQ(copy["argv"][1], "run");
+  EXPECT_EQ(copy["entry"]["name"], "good");
+  EXPECT_EQ(copy["entry"]["factory"], "pkg.model:build");
+  EXPECT_EQ(copy["entry"]["device"], "cpu");
+  EXPECT_EQ(copy["entry"]["concurrency"], json::array({1, 4}));
+  EXPECT_EQ(copy["entry"]["python_path"][0], std::filesystem::weakly_canonical(dir_.path()).string());
+  EXPECT_EQ(copy["env"]["HF_HUB_OFFLINE"], "1");
+  EXPECT_EQ(copy["env"]["PYTHONPATH"].get<std::string>().rfind(confirm::testing::fake_runtime().string(), 0),
+            0u);
+  // No temporary output files are left beside the report.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(options.output.parent_path()),
+                          std::filesystem::directory_iterator()),
+            1);
+}
+
+TEST_F(ConfirmEndToEnd, TruncatedLastLineAndMissingEndAreInconclusive) {
+  ConfirmOptions options;
+  options.findings_file = findings_file({{"KV101", "Trunc"}, {"KV101", "Quiet"}}, 18);
+  options.config = config({model("trunc", "truncated", {"Trunc"}), model("quiet", "noend", {"Quiet"})});
+  options.format = "json";
+  options.output = dir_.path() / "confirm.json";
+  EXPECT_EQ(run_confirm(options), 0);
+  json report = json::parse(read_file(options.output));
+  EXPECT_EQ(report["models"][0]["reason"], "crashed (SIGSEGV)");
+  EXPECT_EQ(report["models"][1]["reason"], "harness exited without \"end\"");
+  EXPECT_EQ(report["results"][0]["verdict"], "inconclusive");
+}
+
+TEST_F(ConfirmEndToEnd, ModelOptionRunsExactlyTheRequestedEntries) {
+  const auto events = dir_.path() / "e.jsonl";
+  write_file(
+      events,
+      event(
+          {{"event", "path_done"}, {"model", "a"}, {"path", "streaming"}, {"concurrency", 1}, {"ok", true}}) +
+          event({{"event", "end"}, {"model", "a"}}));
+  auto a = model("a", "canned", {"Other"});
+  a.env["FAKE_EVENTS"] = events.string();
+  ConfirmOptions options;
+  options.findings_file = findings_file({{"KV101", "Dec"}}, 18);
+  options.config = config({a, model("b", "crash", {"Dec"})});
+  options.models = {"a"};
+  options.format = "json";
+  options.output = dir_.path() / "confirm.json";
+  EXPECT_EQ(run_confirm(options), 0);
+  json report = json::parse(read_file(options.output));
+  ASSERT_EQ(report["models"].size(), 1u);
+  EXPECT_EQ(report["models"][0]["name"], "a");
+  EXPECT_EQ(report["results"][0]["verdict"], "not-exercised");
+
+  options.models = {"nope"};
+  EXPECT_EQ(run_confirm(options), 2);
+}
+
+TEST_F(ConfirmEndToEnd, EntryWithoutOwnersBootsClassesOfItsPackage) {
+  auto entry = model("pkgwide", "noend", {});
+  Config c = config({entry});
+  std::vector<confirm::InputFinding> findings(1);
+  findings[0].finding.code = "KV101";
+  findings[0].finding.loc.file = model_file_;
+  findings[0].finding.owner_class = "Dec";
+  auto selected = confirm::select_entries(findings, c, {});
+  ASSERT_EQ(selected.size(), 1u);
+  EXPECT_EQ(selected[0].owners, std::vector<std::string>{"Dec"});
+  findings[0].finding.loc.file = "/elsewhere/model.py";
+  EXPECT_TRUE(confirm::select_entries(findings, c, {}).empty());
+}
+
+TEST_F(ConfirmEndToEnd, BadFindingsFilesAreUsageErrors) {
+  ConfirmOptions options;
+  options.config = config({model("a", "crash", {"Dec"})});
+  options.findings_file = dir_.path() / "bad.json";
+  write_file(options.findings_file, R"({"schema": "kvlint-confirm", "version": 1, "findings": []})");
+  EXPECT_EQ(run_confirm(options), 2);
+  write_file(options.findings_file, R"({"schema": "kvlint-findings", "version": 2, "findings": []})");
+  EXPECT_EQ(run_confirm(options), 2);
+  write_file(options.findings_file, "not json");
+  EXPECT_EQ(run_confirm(options), 2);
+  write_file(options.findings_file,
+             R"({"schema": "kvlint-findings", "version": 1, "findings": [{"code": "KV101"}]})");
+  EXPECT_EQ(run_confirm(options), 2);
+  options.findings_file = dir_.path() / "missing.json";
+  EXPECT_EQ(run_confirm(options), 2);
+  EXPECT_THROW(confirm::parse_findings_json(R"({"schema": "kvlint-findings", "version": 2})", "x.json"),
+               confirm::InputError);
+}
+
+TEST_F(ConfirmEndToEnd, BadEntryOrFormatIsAUsageError) {
+  ConfirmOptions options;
+  options.findings_file = findings_file({{"KV101", "Dec"}}, 18);
+  auto broken = model("a", "crash", {"Dec"});
+  broken.factory = "no_colon";
+  options.config = config({broken});
+  EXPECT_EQ(run_confirm(options), 2);
+  options.config = config({model("a", "crash", {"Dec"})});
+  options.format = "xml";
+  EXPECT_EQ(run_confirm(options), 2);
+}
+
+TEST_F(ConfirmEndToEnd, MissingInterpreterIsInconclusiveNotFatal) {
+  ConfirmOptions options;
+  options.findings_file = findings_file({{"KV101", "Dec"}}, 18);
+  auto entry = model("a", "crash", {"Dec"});
+  entry.interpreter = "/nonexistent/bin/python";
+  options.config = config({entry});
+  options.format = "json";
+  options.output = dir_.path() / "confirm.json";
+  EXPECT_EQ(run_confirm(options), 0);
+  json report = json::parse(read_file(options.output));
+  EXPECT_EQ(report["models"][0]["status"], "inconclusive");
+  EXPECT_NE(report["models"][0]["reason"].get<std::string>().find("could not start the harness"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace kvlint

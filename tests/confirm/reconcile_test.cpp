@@ -1,0 +1,323 @@
+#include "tools/kvlint/confirm/reconcile.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "support.hpp"
+
+namespace kvlint::confirm {
+namespace {
+
+constexpr const char* kFile = "/kvlint-test-nonexistent/pkg/model.py";
+
+InputFinding finding(std::string code, uint32_t line, std::string owner, std::string file = kFile) {
+  InputFinding input;
+  input.finding.code = std::move(code);
+  input.finding.loc.file = std::move(file);
+  input.finding.loc.line = line;
+  input.finding.owner_class = std::move(owner);
+  input.finding.message = "static message";
+  return input;
+}
+
+std::string cache_line(std::string path, int concurrency, uint32_t line, std::string owner, int64_t rows,
+                       int64_t bytes_per_row, std::string file = kFile) {
+  return fmt::format(
+      R"({{"event":"cache","model":"m","path":"{}","concurrency":{},"class":"DynamicCache","file":"{}","line":{},"owner":"{}","rows":{},"positions":71,"layers":8,"bytes":{},"bytes_per_row":{},"objects":{}}})",
+      path, concurrency, file, line, owner, rows, rows * bytes_per_row, bytes_per_row, rows);
+}
+
+std::string declaration_line(std::string path, int concurrency, std::string owner, std::string driver,
+                             int64_t rows, int64_t bytes_per_row) {
+  const bool fixed = driver == "FIXED";
+  return fmt::format(
+      R"({{"event":"declaration","model":"m","path":"{}","concurrency":{},"owner":"{}","name":"kv","bytes_per_row":{},"rows_driver":"{}","rows_fixed":{},"rows":{},"total_bytes":{},"capacity":71,"scope":"REQUEST","declared":true}})",
+      path, concurrency, owner, bytes_per_row, driver, fixed ? std::to_string(rows) : "null", rows,
+      rows * bytes_per_row);
+}
+
+std::string done_line(std::string path, int concurrency) {
+  return fmt::format(R"({{"event":"path_done","model":"m","path":"{}","concurrency":{},"ok":true}})", path,
+                     concurrency);
+}
+
+ModelRun make_run(std::string name, std::vector<std::string> owners, const std::vector<std::string>& lines,
+                  bool ended = true, std::string device = "cpu") {
+  ModelRun run;
+  run.name = std::move(name);
+  run.owners = std::move(owners);
+  run.process.spawned = true;
+  run.process.exit_code = 0;
+  run.feed_line(
+      fmt::format(R"({{"event":"start","model":"m","pid":1,"python":"3.11","device":"{}"}})", device));
+  for (const auto& line : lines) run.feed_line(line);
+  if (ended) run.feed_line(R"({"event":"end","model":"m"})");
+  run.finish();
+  return run;
+}
+
+const FindingResult& only(const ConfirmReport& report) {
+  EXPECT_EQ(report.results.size(), 1u);
+  return report.results.front();
+}
+
+constexpr int64_t kRow = 4655104;  // 4.44 MiB
+
+TEST(Units, HumanBytesMatchTheReference) {
+  EXPECT_EQ(format_bytes(4655104), "4.44 MiB");
+  EXPECT_EQ(format_bytes(720896), "704 KiB");
+  EXPECT_EQ(format_bytes(147456000), "140.62 MiB");
+  EXPECT_EQ(format_bytes(25165824), "24.00 MiB");
+  EXPECT_EQ(format_bytes(1536), "1.50 KiB");
+  EXPECT_EQ(format_bytes(512), "512 B");
+}
+
+TEST(Reconcile, KV101ConfirmedWhenACacheIsCreatedAtTheFindingLine) {
+  auto run =
+      make_run("codec", {"Dec"}, {cache_line("streaming", 4, 18, "Dec", 4, kRow), done_line("streaming", 4)});
+  auto report = reconcile({finding("KV101", 18, "Dec")}, {run}, {});
+  const auto& r = only(report);
+  EXPECT_EQ(r.verdict, Verdict::Confirmed);
+  ASSERT_TRUE(r.evidence.observed);
+  EXPECT_EQ(r.evidence.observed->rows, 4);
+  EXPECT_EQ(r.evidence.concurrency, 4);
+  EXPECT_EQ(r.evidence.model, "codec");
+  EXPECT_EQ(r.evidence.summary,
+            "observed DynamicCache rows=4 at concurrency 4 (4.44 MiB/row), no declaration");
+  EXPECT_EQ(report.exit_code(), 1);
+}
+
+TEST(Reconcile, KV101RefutedWhenTheRuntimeCollectsACoveringDeclaration) {
+  auto run = make_run(
+      "codec", {"Dec", "SubDec"},
+      {cache_line("streaming", 4, 18, "Dec", 4, kRow),
+       declaration_line("streaming", 4, "SubDec", "MAX_NUM_SEQS", 4, kRow), done_line("streaming", 4)});
+  auto report = reconcile({finding("KV101", 18, "Dec")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Refuted);
+  EXPECT_EQ(only(report).evidence.summary,
+            "observed DynamicCache rows=4 at concurrency 4 (4.44 MiB/row), but SubDec declares it "
+            "(MAX_NUM_SEQS rows=4, "
+            "4.44 MiB/row)");
+}
+
+TEST(Reconcile, KV101MatchesRelativeFindingPathsByRealPath) {
+  testing::ScratchDir dir;
+  testing::write_file(dir.path() / "model.py", "x = 1\n");
+  const std::string observed = (dir.path() / "." / "model.py").string();
+  auto run = make_run("codec", {"Dec"},
+                      {cache_line("streaming", 1, 7, "Dec", 1, kRow, observed), done_line("streaming", 1)});
+  ReconcileOptions options;
+  options.bases = {dir.path()};
+  auto report = reconcile({finding("KV102", 7, "Dec", "model.py")}, {run}, options);
+  EXPECT_EQ(only(report).verdict, Verdict::Confirmed);
+}
+
+TEST(Reconcile, KV101RefutedWhenACompletedPathCreatedNothingThere) {
+  auto run = make_run("codec", {"Dec"}, {done_line("stateless", 1)});
+  auto report = reconcile({finding("KV101", 18, "Dec")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Refuted);
+  EXPECT_EQ(report.exit_code(), 0);
+}
+
+TEST(Reconcile, KV101NotExercisedWhenNoEntryBootsTheOwner) {
+  auto run = make_run("codec", {"Other"}, {done_line("stateless", 1)});
+  auto report = reconcile({finding("KV101", 18, "Dec")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::NotExercised);
+}
+
+TEST(Reconcile, KV101InconclusiveWhenTheOwnersRunDiedBeforeShowingIt) {
+  ModelRun run = make_run("codec", {"Dec"}, {done_line("stateless", 1)}, /*ended=*/false);
+  run.process.signal = 11;
+  run.finish();
+  auto report = reconcile({finding("KV101", 18, "Dec")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Inconclusive);
+  EXPECT_EQ(only(report).evidence.summary, "crashed (SIGSEGV)");
+}
+
+TEST(Reconcile, ConfirmedEvidenceSurvivesALaterCrash) {
+  ModelRun run =
+      make_run("codec", {"Dec"}, {cache_line("streaming", 1, 18, "Dec", 1, kRow)}, /*ended=*/false);
+  run.process.signal = 11;
+  run.finish();
+  auto report = reconcile({finding("KV101", 18, "Dec")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Confirmed);
+}
+
+TEST(Reconcile, KV202ConfirmedWhenRowsExceedRowsFixed) {
+  auto run = make_run("codec", {"Dec"},
+                      {cache_line("streaming", 4, 18, "Dec", 4, kRow),
+                       declaration_line("streaming", 4, "Dec", "FIXED", 1, kRow), done_line("streaming", 4)});
+  auto report = reconcile({finding("KV202", 30, "Dec")}, {run}, {});
+  const auto& r = only(report);
+  EXPECT_EQ(r.verdict, Verdict::Confirmed);
+  EXPECT_EQ(r.evidence.summary,
+            "declared FIXED rows_fixed=1, observed rows=4 at concurrency 4 (4.44 MiB/row)");
+  ASSERT_TRUE(r.evidence.declared);
+  EXPECT_EQ(r.evidence.declared->rows_fixed, 1);
+}
+
+TEST(Reconcile, KV202RefutedWhenRowsStayWithinRowsFixedAtHigherConcurrency) {
+  auto run = make_run("minicpm", {"Enc"},
+                      {cache_line("streaming", 4, 18, "Enc", 1, kRow),
+                       declaration_line("streaming", 4, "Enc", "FIXED", 1, kRow), done_line("streaming", 4)});
+  auto report = reconcile({finding("KV202", 30, "Enc")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Refuted);
+}
+
+TEST(Reconcile, KV202NotExercisedAtConcurrencyOne) {
+  auto run = make_run("minicpm", {"Enc"},
+                      {cache_line("streaming", 1, 18, "Enc", 1, kRow),
+                       declaration_line("streaming", 1, "Enc", "FIXED", 1, kRow), done_line("streaming", 1)});
+  auto report = reconcile({finding("KV202", 30, "Enc")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::NotExercised);
+}
+
+TEST(Reconcile, KV203ConfirmedWhenRowsStayOneWhileTheDeclarationScales) {
+  auto run =
+      make_run("ming", {"Talker"},
+               {cache_line("eager", 4, 50, "Talker", 1, 25165824),
+                declaration_line("eager", 4, "Talker", "MAX_NUM_SEQS", 4, 25165824), done_line("eager", 4)});
+  auto report = reconcile({finding("KV203", 60, "Talker")}, {run}, {});
+  const auto& r = only(report);
+  EXPECT_EQ(r.verdict, Verdict::Confirmed);
+  EXPECT_EQ(r.evidence.summary,
+            "declared MAX_NUM_SEQS rows=4, observed rows=1 at concurrency 4 (24.00 MiB/row)");
+}
+
+TEST(Reconcile, KV203RefutedWhenRowsScale) {
+  auto run =
+      make_run("mimo", {"Local"},
+               {cache_line("eager", 4, 50, "Local", 4, 720896),
+                declaration_line("eager", 4, "Local", "MAX_NUM_SEQS", 4, 720896), done_line("eager", 4)});
+  auto report = reconcile({finding("KV203", 60, "Local")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Refuted);
+  EXPECT_TRUE(report.runtime_findings.empty());
+}
+
+TEST(Reconcile, KV301ConfirmedWhenAPathAllocatesNothingButTheDeclarationReportsBytes) {
+  auto run =
+      make_run("codec", {"Dec"},
+               {cache_line("streaming", 1, 18, "Dec", 1, kRow),
+                declaration_line("streaming", 1, "Dec", "MAX_NUM_SEQS", 1, kRow), done_line("streaming", 1),
+                declaration_line("stateless", 1, "Dec", "MAX_NUM_SEQS", 1, kRow), done_line("stateless", 1)});
+  auto report = reconcile({finding("KV301", 40, "Dec")}, {run}, {});
+  const auto& r = only(report);
+  EXPECT_EQ(r.verdict, Verdict::Confirmed);
+  EXPECT_EQ(r.evidence.path, "stateless");
+}
+
+TEST(Reconcile, KV301RefutedWhenTheInertPathDeclaresNothing) {
+  auto run = make_run("codec", {"Dec"},
+                      {cache_line("streaming", 1, 18, "Dec", 1, kRow),
+                       declaration_line("streaming", 1, "Dec", "MAX_NUM_SEQS", 1, kRow),
+                       done_line("streaming", 1), done_line("stateless", 1)});
+  auto report = reconcile({finding("KV301", 40, "Dec")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Refuted);
+}
+
+TEST(Reconcile, KV302ConfirmedWhenTheEagerPathAllocatesAndNothingIsCollected) {
+  auto run = make_run("codec", {"Dec"},
+                      {cache_line("enforce_eager", 1, 18, "Dec", 1, kRow), done_line("enforce_eager", 1)});
+  auto report = reconcile({finding("KV302", 70, "Dec")}, {run}, {});
+  const auto& r = only(report);
+  EXPECT_EQ(r.verdict, Verdict::Confirmed);
+  EXPECT_EQ(r.evidence.collected_total_bytes, 0);
+}
+
+TEST(Reconcile, KV302NotExercisedWithoutAnEagerPath) {
+  auto run = make_run("codec", {"Dec"}, {done_line("graph", 1)});
+  auto report = reconcile({finding("KV302", 70, "Dec")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::NotExercised);
+}
+
+TEST(Reconcile, KV303ConfirmedByACaptureOnTheEnforceEagerPath) {
+  auto run = make_run(
+      "mimo", {"Llm"},
+      {R"({"event":"capture","model":"m","path":"enforce_eager","concurrency":1,"kind":"graph_context","file":"/kvlint-test-nonexistent/pkg/model.py","line":670,"owner":"Llm","count":3,"resident_bytes":null})",
+       done_line("enforce_eager", 1)},
+      true, "cuda:0");
+  auto report = reconcile({finding("KV303", 670, "Llm")}, {run}, {});
+  const auto& r = only(report);
+  EXPECT_EQ(r.verdict, Verdict::Confirmed);
+  ASSERT_TRUE(r.evidence.capture);
+  EXPECT_EQ(r.evidence.capture->count, 3);
+}
+
+TEST(Reconcile, KV303RefutedWhenEnforceEagerCapturesNothingOnCuda) {
+  auto run = make_run("mimo", {"Llm"}, {done_line("enforce_eager", 1)}, true, "cuda");
+  auto report = reconcile({finding("KV303", 670, "Llm")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Refuted);
+}
+
+TEST(Reconcile, KV303NotExercisedOnTheCpu) {
+  auto run = make_run("mimo", {"Llm"}, {done_line("enforce_eager", 1)}, true, "cpu");
+  auto report = reconcile({finding("KV303", 670, "Llm")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::NotExercised);
+  EXPECT_NE(only(report).evidence.summary.find("CUDA"), std::string::npos);
+}
+
+TEST(Reconcile, OwnersListedTogetherInAnEntryCoverEachOther) {
+  // The harness names the base class that runs the code; the subclass declares.
+  auto run = make_run("lt", {"Base", "Sub"},
+                      {cache_line("eager", 4, 37, "Base", 4, 720896),
+                       declaration_line("eager", 4, "Sub", "FIXED", 1, 720896), done_line("eager", 4)});
+  auto report = reconcile({finding("KV202", 20, "Sub")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Confirmed);
+  EXPECT_TRUE(report.runtime_findings.empty());
+  auto unrelated = make_run("lt", {"Sub"},
+                            {cache_line("eager", 4, 37, "Base", 4, 720896),
+                             declaration_line("eager", 4, "Sub", "FIXED", 1, 720896), done_line("eager", 4)});
+  auto second = reconcile({}, {unrelated}, {});
+  ASSERT_EQ(second.runtime_findings.size(), 1u);
+  EXPECT_EQ(second.runtime_findings[0].code, "RT001");
+}
+
+TEST(Reconcile, OtherCodesAreNotChecked) {
+  auto run = make_run("codec", {"Dec"}, {done_line("streaming", 1)});
+  auto report = reconcile({finding("KV401", 5, "Dec")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::NotChecked);
+  EXPECT_EQ(report.exit_code(), 0);
+}
+
+TEST(Reconcile, RT001ForAnUnnamedUndeclaredCache) {
+  auto run = make_run("codec", {"Dec"},
+                      {cache_line("streaming", 1, 99, "Hidden", 1, 720896), done_line("streaming", 1)});
+  auto report = reconcile({finding("KV401", 5, "Dec")}, {run}, {});
+  ASSERT_EQ(report.runtime_findings.size(), 1u);
+  const auto& rt = report.runtime_findings.front();
+  EXPECT_EQ(rt.code, "RT001");
+  EXPECT_EQ(rt.name, "unflagged-cache");
+  EXPECT_EQ(rt.severity, Severity::Warning);
+  EXPECT_EQ(rt.line, 99u);
+  EXPECT_EQ(report.exit_code(), 1);
+}
+
+TEST(Reconcile, NoRuntimeFindingWhenTheOwnerDeclaresMatchingBytes) {
+  auto run = make_run(
+      "codec", {"Dec"},
+      {cache_line("streaming", 4, 99, "Dec", 4, kRow),
+       declaration_line("streaming", 4, "Dec", "MAX_NUM_SEQS", 4, kRow + 1000), done_line("streaming", 4)});
+  auto report = reconcile({}, {run}, {});
+  EXPECT_TRUE(report.runtime_findings.empty());
+  EXPECT_EQ(report.exit_code(), 0);
+}
+
+TEST(Reconcile, RT002WhenDeclaredBytesDriftBeyondTheTolerance) {
+  auto run = make_run(
+      "codec", {"Dec"},
+      {cache_line("streaming", 4, 99, "Dec", 4, kRow),
+       declaration_line("streaming", 4, "Dec", "MAX_NUM_SEQS", 4, kRow / 2), done_line("streaming", 4)});
+  ReconcileOptions options;
+  options.tolerance = 0.05;
+  auto report = reconcile({}, {run}, options);
+  ASSERT_EQ(report.runtime_findings.size(), 1u);
+  const auto& rt = report.runtime_findings.front();
+  EXPECT_EQ(rt.code, "RT002");
+  EXPECT_EQ(rt.severity, Severity::Error);
+  ASSERT_TRUE(rt.evidence.declared && rt.evidence.observed);
+  EXPECT_EQ(rt.evidence.declared->bytes_per_row, kRow / 2);
+  EXPECT_EQ(rt.evidence.observed->bytes_per_row, kRow);
+}
+
+}  // namespace
+}  // namespace kvlint::confirm

@@ -1,0 +1,159 @@
+#include "tools/kvlint/confirm/writers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+#include "tools/kvlint/confirm/nvml.hpp"
+
+namespace kvlint::confirm {
+namespace {
+
+using testing::read_file;
+using testing::ScratchDir;
+using testing::write_file;
+
+ConfirmReport sample_report() {
+  ModelRun run;
+  run.name = "codec";
+  run.owners = {"Dec"};
+  run.process.spawned = true;
+  run.process.exit_code = 0;
+  run.feed_line(
+      R"({"event":"start","model":"codec","pid":7,"python":"3.11.7","torch":"2.4","transformers":"4.44","device":"cpu"})");
+  run.feed_line(
+      R"({"event":"cache","model":"codec","path":"streaming","concurrency":4,"class":"DynamicCache","file":"/x/model.py","line":18,"owner":"Dec","rows":4,"bytes":18620416,"bytes_per_row":4655104})");
+  run.feed_line(
+      R"({"event":"declaration","model":"codec","path":"streaming","concurrency":4,"owner":"Dec","name":"kv","bytes_per_row":4655104,"rows_driver":"FIXED","rows_fixed":1,"rows":1})");
+  run.feed_line(
+      R"({"event":"cache","model":"codec","path":"streaming","concurrency":4,"class":"StaticCache","file":"/x/other model.py","line":5,"owner":"Hidden","rows":1,"bytes":720896,"bytes_per_row":720896})");
+  run.feed_line(R"({"event":"path_done","model":"codec","path":"streaming","concurrency":4,"ok":true})");
+  run.feed_line(R"({"event":"end","model":"codec"})");
+  run.finish();
+
+  InputFinding kv202;
+  kv202.name = "unsupported-fixed-row-claim";
+  kv202.finding.code = "KV202";
+  kv202.finding.loc = {"/x/model.py", 30, 5, 30, 20};
+  kv202.finding.owner_class = "Dec";
+  kv202.finding.message = "FIXED rows on a per-request cache";
+  kv202.finding.related.push_back({{"/x/model.py", 18, 9, 0, 0}, "kept per request id here"});
+  kv202.finding.fingerprint = "abc123";
+  InputFinding kv401;
+  kv401.name = "max-model-len-bound";
+  kv401.finding.code = "KV401";
+  kv401.finding.severity = Severity::Warning;
+  kv401.finding.loc = {"models/x.py", 3, 1, 3, 9};
+  kv401.finding.owner_class = "Dec";
+  kv401.finding.message = "capacity from max_model_len";
+  return reconcile({kv202, kv401}, {run}, {});
+}
+
+TEST(Writers, TextShowsVerdictLinesPerModel) {
+  std::string text = render_text(sample_report());
+  EXPECT_NE(text.find("model codec: complete"), std::string::npos) << text;
+  EXPECT_NE(text.find("  CONFIRMED KV202 /x/model.py:30 Dec: declared FIXED rows_fixed=1, observed rows=4 at "
+                      "concurrency 4 "
+                      "(4.44 MiB/row)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("NOT-CHECKED KV401 models/x.py:3 Dec"), std::string::npos) << text;
+  EXPECT_NE(text.find("RT001 warning unflagged-cache /x/other model.py:5 Hidden"), std::string::npos) << text;
+}
+
+TEST(Writers, JsonDocumentCarriesVerdictsEvidenceAndModels) {
+  auto document = nlohmann::json::parse(render_json(sample_report(), "0.1.0"));
+  EXPECT_EQ(document["schema"], "kvlint-confirm");
+  EXPECT_EQ(document["version"], 1);
+  ASSERT_EQ(document["models"].size(), 1u);
+  EXPECT_EQ(document["models"][0]["status"], "complete");
+  EXPECT_EQ(document["models"][0]["observed"]["caches"].size(), 2u);
+  ASSERT_EQ(document["results"].size(), 2u);
+  const auto& kv202 = document["results"][0];
+  EXPECT_EQ(kv202["code"], "KV202");
+  EXPECT_EQ(kv202["name"], "unsupported-fixed-row-claim");
+  EXPECT_EQ(kv202["verdict"], "confirmed");
+  EXPECT_EQ(kv202["evidence"]["observed"]["rows"], 4);
+  EXPECT_EQ(kv202["evidence"]["observed"]["bytes_per_row_human"], "4.44 MiB");
+  EXPECT_EQ(kv202["evidence"]["declared"]["rows_fixed"], 1);
+  EXPECT_EQ(kv202["evidence"]["concurrency"], 4);
+  EXPECT_EQ(document["results"][1]["verdict"], "not-checked");
+  ASSERT_EQ(document["runtime_findings"].size(), 1u);
+  EXPECT_EQ(document["runtime_findings"][0]["code"], "RT001");
+  EXPECT_EQ(document["summary"]["exit_code"], 1);
+}
+
+TEST(Writers, SarifValidatesAgainstTheSchema) {
+  const std::string schema = KVLINT_SARIF_SCHEMA;
+  if (schema.empty()) GTEST_SKIP() << "KVLINT_SARIF_SCHEMA not configured";
+  ScratchDir dir;
+  const auto file = dir.path() / "confirm.sarif";
+  std::string sarif = render_sarif(sample_report(), "0.1.0");
+  write_file(file, sarif);
+  auto document = nlohmann::json::parse(sarif);
+  const auto& results = document["runs"][0]["results"];
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0]["properties"]["verdict"], "confirmed");
+  EXPECT_EQ(results[0]["properties"]["evidence"]["observed"]["rows"], 4);
+  EXPECT_EQ(results[2]["ruleId"], "RT001");
+  EXPECT_EQ(results[2]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "file:///x/other%20model.py");
+  std::string command =
+      testing::python() +
+      " -c \"import json, sys, jsonschema; "
+      "jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))\" '" +
+      file.string() + "' '" + schema + "'";
+  EXPECT_EQ(std::system(command.c_str()), 0) << sarif;
+}
+
+TEST(Writers, AtomicWriteReplacesTheWholeFileAndLeavesNoTemporaries) {
+  ScratchDir dir;
+  const auto target = dir.path() / "report.json";
+  write_file(target, "old content that is longer than the new one");
+  write_file_atomically(target, "new");
+  EXPECT_EQ(read_file(target), "new");
+  int entries = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    (void)entry;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1);
+}
+
+TEST(Writers, AtomicWriteIntoAMissingDirectoryThrowsAndCreatesNothing) {
+  ScratchDir dir;
+  EXPECT_THROW(write_file_atomically(dir.path() / "missing" / "report.json", "x"), std::runtime_error);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "missing"));
+}
+
+TEST(Nvml, AbsentLibraryIsNotAnError) {
+  NvmlSampler sampler("libkvlint-test-no-such-nvml.so.1");
+  EXPECT_FALSE(sampler.available());
+  EXPECT_FALSE(sampler.unavailable_reason().empty());
+  EXPECT_FALSE(sampler.sample(::getpid(), ::getpgrp()).has_value());
+}
+
+TEST(Nvml, DefaultLibraryLoadsOrDeclinesQuietly) {
+  NvmlSampler sampler;  // on a machine without a GPU this must simply be unavailable
+  if (!sampler.available()) {
+    EXPECT_FALSE(sampler.sample(::getpid(), ::getpgrp()).has_value());
+    return;
+  }
+  // With a GPU, a process that holds no GPU memory is not reported.
+  EXPECT_FALSE(sampler.sample(::getpid(), ::getpgrp()).has_value());
+}
+
+TEST(Nvml, PeakTrackerKeepsTheMaximum) {
+  PeakTracker peak;
+  peak.add(std::nullopt);
+  EXPECT_FALSE(peak.peak());
+  peak.add(10);
+  peak.add(30);
+  peak.add(20);
+  EXPECT_EQ(peak.peak(), 30u);
+}
+
+}  // namespace
+}  // namespace kvlint::confirm

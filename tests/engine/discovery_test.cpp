@@ -1,0 +1,164 @@
+#include "tools/kvlint/engine/discovery.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/engine/temp_dir.hpp"
+#include "tools/kvlint/config/glob.hpp"
+#include "tools/kvlint/engine/source_file.hpp"
+
+namespace kvlint {
+namespace {
+
+namespace fs = std::filesystem;
+using kvlint::testing::TempDir;
+
+GlobPattern pattern(std::string_view text) {
+  GlobPattern p;
+  EXPECT_TRUE(GlobPattern::parse(text, p)) << text;
+  return p;
+}
+
+TEST(Glob, GitignoreSemantics) {
+  EXPECT_TRUE(pattern("*.py").matches("a/b/c.py", false));  // no slash: any depth
+  EXPECT_TRUE(pattern("build").matches("x/build", true));
+  EXPECT_FALSE(pattern("/build").matches("x/build", true));  // anchored
+  EXPECT_TRUE(pattern("/build").matches("build", true));
+  EXPECT_TRUE(pattern("docs/*.py").matches("docs/a.py", false));
+  EXPECT_FALSE(pattern("docs/*.py").matches("docs/sub/a.py", false));  // `*` stops at '/'
+  EXPECT_FALSE(pattern("docs/*.py").matches("x/docs/a.py", false));    // middle slash anchors
+  EXPECT_TRUE(pattern("out/").matches("out", true));
+  EXPECT_FALSE(pattern("out/").matches("out", false));  // dir-only
+  EXPECT_TRUE(pattern("a/**/b.py").matches("a/b.py", false));
+  EXPECT_TRUE(pattern("a/**/b.py").matches("a/x/y/b.py", false));
+  EXPECT_TRUE(pattern("**/gen").matches("p/q/gen", true));
+  EXPECT_TRUE(pattern("lib/**").matches("lib/x/y.py", false));
+  EXPECT_TRUE(pattern("!keep.py").negated);
+  EXPECT_TRUE(pattern("\\#hash.py").matches("#hash.py", false));
+  GlobPattern comment;
+  EXPECT_FALSE(GlobPattern::parse("# comment", comment));
+  EXPECT_FALSE(GlobPattern::parse("   ", comment));
+}
+
+TEST(Glob, LastMatchWinsAndNegationReincludes) {
+  std::vector<GlobPattern> list{pattern("*.py"), pattern("!keep.py")};
+  EXPECT_EQ(match_patterns(list, "drop.py", false), 1);
+  EXPECT_EQ(match_patterns(list, "keep.py", false), -1);
+  EXPECT_EQ(match_patterns(list, "x.txt", false), 0);
+  EXPECT_TRUE(matches_path_or_ancestor({pattern("build")}, "build/lib/a.py", false));
+}
+
+std::vector<std::string> displays(const DiscoveryResult& r) {
+  std::vector<std::string> out;
+  for (const auto& f : r.files) out.push_back(f.display);
+  return out;
+}
+
+TEST(Discovery, HonoursNestedGitignoreNegationAndExcludes) {
+  TempDir dir;
+  dir.write(".gitignore", "gen_*.py\n/top_only.py\nbuild/\n");
+  dir.write("a.py", "");
+  dir.write("gen_x.py", "");
+  dir.write("top_only.py", "");
+  dir.write("notes.txt", "");
+  dir.write("build/b.py", "");
+  dir.write("pkg/.gitignore", "!gen_keep.py\nlocal.py\n");
+  dir.write("pkg/gen_keep.py", "");
+  dir.write("pkg/gen_drop.py", "");
+  dir.write("pkg/local.py", "");
+  dir.write("pkg/top_only.py", "");  // the root pattern is anchored to the root
+  dir.write("pkg/__pycache__/c.py", "");
+  dir.write(".git/hooks/h.py", "");
+  dir.write("vendor/v.py", "");
+  dir.write(".kvlint_cache/k.py", "");
+  Config config;
+  config.root = dir.path();
+  config.exclude = {"vendor"};
+  DiscoveryOptions options;
+  options.cache_dir = dir.path() / ".kvlint_cache";
+  const auto found = discover_files({dir.path()}, config, options);
+  const std::string root = dir.path().generic_string();
+  EXPECT_EQ(displays(found),
+            (std::vector<std::string>{root + "/a.py", root + "/pkg/gen_keep.py", root + "/pkg/top_only.py"}));
+  EXPECT_TRUE(found.diagnostics.empty());
+
+  config.respect_gitignore = false;
+  EXPECT_EQ(discover_files({dir.path()}, config, options).files.size(),
+            8u);  // vendor, .git, __pycache__ and the cache dir stay out
+}
+
+TEST(Discovery, ExplicitFilesAreCheckedUnlessForceExcluded) {
+  TempDir dir;
+  auto file = dir.write("vendor/v.py", "");
+  Config config;
+  config.root = dir.path();
+  config.exclude = {"vendor/"};
+  EXPECT_EQ(discover_files({file}, config, {}).files.size(), 1u);
+  DiscoveryOptions force;
+  force.force_exclude = true;
+  EXPECT_TRUE(discover_files({file}, config, force).files.empty());
+}
+
+TEST(Discovery, SymlinkLoopsAreWalkedOnceAndDanglingLinksDiagnosed) {
+  TempDir dir;
+  dir.write("pkg/a.py", "");
+  fs::create_directory_symlink("..", dir.path() / "pkg/loop");
+  fs::create_symlink(dir.path() / "missing.py", dir.path() / "pkg/dangling.py");
+  Config config;
+  config.root = dir.path();
+  const auto found = discover_files({dir.path()}, config, {});
+  EXPECT_EQ(displays(found), std::vector<std::string>{dir.path().generic_string() + "/pkg/a.py"});
+  ASSERT_EQ(found.diagnostics.size(), 1u);
+  EXPECT_EQ(found.diagnostics[0].kind, "read-error");
+  EXPECT_THAT(found.diagnostics[0].path, ::testing::EndsWith("pkg/dangling.py"));
+  EXPECT_THAT(found.diagnostics[0].message, ::testing::HasSubstr("dangling symbolic link"));
+}
+
+TEST(Discovery, MissingExplicitPathIsDiagnosed) {
+  TempDir dir;
+  Config config;
+  config.root = dir.path();
+  const auto found = discover_files({dir.path() / "nope.py"}, config, {});
+  EXPECT_TRUE(found.files.empty());
+  EXPECT_EQ(found.missing, 1u);
+  ASSERT_EQ(found.diagnostics.size(), 1u);
+  EXPECT_EQ(found.diagnostics[0].kind, "read-error");
+}
+
+TEST(Utf8, AcceptsValidAndLocatesInvalidSequences) {
+  EXPECT_FALSE(find_invalid_utf8("plain ascii\n"));
+  EXPECT_FALSE(
+      find_invalid_utf8("\xEF\xBB\xBFh\xC3\xA9llo \xE2\x82\xAC \xF0\x9F\x98\x80"));  // BOM, é, €, emoji
+  const auto bad = find_invalid_utf8("ok\nab\xFF");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->offset, 5u);
+  EXPECT_EQ(bad->line, 2u);
+  EXPECT_EQ(bad->column, 3u);
+  EXPECT_TRUE(find_invalid_utf8("\xC0\xAF"));          // overlong '/'
+  EXPECT_TRUE(find_invalid_utf8("\xED\xA0\x80"));      // UTF-16 surrogate
+  EXPECT_TRUE(find_invalid_utf8("\xF4\x90\x80\x80"));  // above U+10FFFF
+  EXPECT_TRUE(find_invalid_utf8("\xE2\x82"));          // truncated
+  EXPECT_TRUE(find_invalid_utf8("\x80"));              // lone continuation
+}
+
+TEST(ReadSource, ClassifiesBinaryInvalidUtf8TooLargeAndMissing) {
+  TempDir dir;
+  auto binary = dir.write("b.py", std::string("x = 1\0\n", 7));
+  auto invalid = dir.write("u.py", "x = 1\ny = '\xFE'\n");
+  auto big = dir.write("big.py", std::string(2048, 'x'));
+  auto good = dir.write("g.py", "x = 1\n");
+  EXPECT_EQ(read_source(binary, "b.py").problem->kind, "binary");
+  const auto utf8 = read_source(invalid, "u.py");
+  ASSERT_TRUE(utf8.problem);
+  EXPECT_EQ(utf8.problem->kind, "invalid-utf8");
+  EXPECT_EQ(utf8.problem->line, 2u);
+  EXPECT_THAT(utf8.problem->message, ::testing::HasSubstr("byte offset 11"));
+  EXPECT_EQ(read_source(big, "big.py", 1024).problem->kind, "too-large");
+  EXPECT_EQ(read_source(dir.path() / "none.py", "none.py").problem->kind, "read-error");
+  const auto ok = read_source(good, "g.py");
+  EXPECT_FALSE(ok.problem);
+  EXPECT_EQ(ok.content, "x = 1\n");
+}
+
+}  // namespace
+}  // namespace kvlint

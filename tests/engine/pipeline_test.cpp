@@ -1,0 +1,202 @@
+// run_check end to end in-process: fingerprints, the result cache, the fixpoint.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+#include "analyzers/facts/facts_json.hpp"
+#include "tests/engine/temp_dir.hpp"
+#include "tools/kvlint/engine/engine.hpp"
+#include "tools/kvlint/engine/result_cache.hpp"
+
+namespace kvlint {
+namespace {
+
+namespace fs = std::filesystem;
+using kvlint::testing::TempDir;
+
+CheckResult check(const TempDir& dir, bool use_cache = false, unsigned jobs = 1) {
+  CheckOptions options;
+  options.paths = {dir.path()};
+  options.config.root = dir.path();
+  options.use_cache = use_cache;
+  options.jobs = jobs;
+  return run_check(options);
+}
+
+std::vector<std::string> fingerprints(const CheckResult& r, std::string_view code) {
+  std::vector<std::string> out;
+  for (const auto& f : r.findings)
+    if (f.code == code) out.push_back(f.fingerprint);
+  return out;
+}
+
+// Suppressions without a reason give engine findings (KV901) whatever the rules do.
+constexpr std::string_view kTwoSuppressions =
+    "x = compute()  # kvlint: ignore[KV101]\n"
+    "y = 2\n"
+    "x = compute()  # kvlint: ignore[KV101]\n";
+
+TEST(Fingerprint, StableWhenALineIsInsertedAboveAndDistinctForIdenticalLines) {
+  TempDir dir;
+  dir.write("m.py", kTwoSuppressions);
+  const auto before = fingerprints(check(dir), "KV901");
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_NE(before[0], before[1]);  // identical tuples get an occurrence index
+  dir.write("m.py", std::string("import os\n\n") + std::string(kTwoSuppressions));
+  const auto after = check(dir);
+  EXPECT_EQ(fingerprints(after, "KV901"), before);
+  EXPECT_EQ(after.findings[0].loc.line, 3u);
+  // Whitespace changes on the line do not matter either.
+  dir.write("m.py",
+            "x  =  compute()   # kvlint: ignore[KV101]\ny = 2\nx = compute()  # kvlint: ignore[KV101]\n");
+  EXPECT_EQ(fingerprints(check(dir), "KV901"), before);
+  // Another path gives another fingerprint.
+  fs::rename(dir.path() / "m.py", dir.path() / "n.py");
+  EXPECT_NE(fingerprints(check(dir), "KV901"), before);
+}
+
+TEST(Fingerprint, DependsOnCodePathOwnerAndText) {
+  Finding f;
+  f.code = "KV101";
+  f.loc.file = "a.py";
+  f.owner_class = "A";
+  const std::string base = fingerprint_of(f, "self.c = DynamicCache()");
+  EXPECT_EQ(base, fingerprint_of(f, "  self.c   =  DynamicCache()  "));
+  EXPECT_NE(base, fingerprint_of(f, "self.d = DynamicCache()"));
+  Finding other = f;
+  other.owner_class = "B";
+  EXPECT_NE(base, fingerprint_of(other, "self.c = DynamicCache()"));
+  other = f;
+  other.loc.line = 99;
+  EXPECT_EQ(base, fingerprint_of(other, "self.c = DynamicCache()"));  // no line numbers
+}
+
+TEST(ResultCache, RoundTripsFactsAndDiagnostics) {
+  TempDir dir;
+  facts::FileFacts facts;
+  facts.path = "pkg/m.py";
+  facts.module_name = "pkg.m";
+  facts::ClassFact cls;
+  cls.name = "Decoder";
+  cls.bases.push_back({"nn.Module", "torch.nn.Module"});
+  facts.classes.push_back(cls);
+  facts::Suppression s;
+  s.codes = {"KV101"};
+  s.reason = "why";
+  s.applies_to_line = 4;
+  facts.suppressions.push_back(s);
+  Diagnostic d;
+  d.path = "pkg/m.py";
+  d.line = 3;
+  d.column = 7;
+  d.kind = "parse-error";
+  d.message = "missing ')'";
+  const facts::Vocabulary vocab;
+  const std::string key = cache_key({"source", "v1", "cfg", &vocab, "pkg/m.py", "pkg.m"});
+  EXPECT_EQ(key.size(), 32u);
+  EXPECT_NE(key, cache_key({"source!", "v1", "cfg", &vocab, "pkg/m.py", "pkg.m"}));
+  EXPECT_NE(key, cache_key({"source", "v2", "cfg", &vocab, "pkg/m.py", "pkg.m"}));
+  EXPECT_NE(key, cache_key({"source", "v1", "cfg2", &vocab, "pkg/m.py", "pkg.m"}));
+  facts::Vocabulary wider = vocab;
+  wider.cache_classes.push_back("MyCache");
+  EXPECT_NE(key, cache_key({"source", "v1", "cfg", &wider, "pkg/m.py", "pkg.m"}));
+  {
+    ResultCache cache(dir.path() / "cache", "v1");
+    EXPECT_FALSE(cache.lookup(key));
+    cache.store(key, "pkg/m.py", CachedAnalysis{facts, {d}});
+    ASSERT_TRUE(cache.save()) << cache.note();
+  }
+  ResultCache reloaded(dir.path() / "cache", "v1");
+  EXPECT_TRUE(reloaded.note().empty());
+  const auto hit = reloaded.lookup(key);
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(facts::to_json(hit->facts), facts::to_json(facts));
+  ASSERT_EQ(hit->diagnostics.size(), 1u);
+  EXPECT_EQ(hit->diagnostics[0].message, "missing ')'");
+  EXPECT_EQ(hit->diagnostics[0].column, 7u);
+  // Another tool version ignores the file.
+  ResultCache other_version(dir.path() / "cache", "v2");
+  EXPECT_FALSE(other_version.lookup(key));
+}
+
+TEST(ResultCache, CorruptFileIsIgnoredWithANote) {
+  TempDir dir;
+  dir.write("cache/facts-cache.json", "{ not json");
+  ResultCache cache(dir.path() / "cache", "v1");
+  EXPECT_THAT(cache.note(), ::testing::HasSubstr("ignoring unreadable cache"));
+  EXPECT_FALSE(cache.lookup("00"));
+  EXPECT_TRUE(cache.save());  // replaced by a valid (empty) cache
+  ResultCache again(dir.path() / "cache", "v1");
+  EXPECT_TRUE(again.note().empty());
+}
+
+TEST(Pipeline, WarmCacheParsesNothingAndGivesTheSameResult) {
+  TempDir dir;
+  dir.write("m.py", kTwoSuppressions);
+  dir.write("other.py", "print('nothing to see')\n");
+  const auto cold = check(dir, true);
+  EXPECT_EQ(cold.stats.files_found, 2u);
+  EXPECT_EQ(cold.stats.files_parsed, 1u);
+  EXPECT_EQ(cold.stats.files_skipped, 1u);  // the prefilter: no anchor in other.py
+  EXPECT_TRUE(fs::exists(dir.path() / ".kvlint_cache/facts-cache.json"));
+  const auto warm = check(dir, true);
+  EXPECT_EQ(warm.stats.files_parsed, 0u);
+  EXPECT_EQ(warm.stats.files_cached, 1u);
+  ASSERT_EQ(warm.findings.size(), cold.findings.size());
+  for (std::size_t i = 0; i < warm.findings.size(); ++i) {
+    EXPECT_EQ(warm.findings[i].fingerprint, cold.findings[i].fingerprint);
+    EXPECT_EQ(warm.findings[i].message, cold.findings[i].message);
+  }
+  // An edit re-parses exactly that file.
+  dir.write("m.py", std::string(kTwoSuppressions) + "z = 3\n");
+  EXPECT_EQ(check(dir, true).stats.files_parsed, 1u);
+}
+
+TEST(Pipeline, ProjectCacheSubclassesWidenTheVocabulary) {
+  TempDir dir;
+  // base.py mentions a vocabulary class; user.py only the project subclass.
+  dir.write("base.py", "from transformers import DynamicCache\nclass RingCache(DynamicCache):\n    pass\n");
+  dir.write("user.py",
+            "from base import RingCache\nclass Owner:\n    def __init__(self):\n"
+            "        self.c = RingCache()\n");
+  const auto result = check(dir, false, 2);
+  EXPECT_EQ(result.stats.files_parsed, 2u);
+  EXPECT_EQ(result.stats.files_skipped, 0u);
+}
+
+TEST(Pipeline, SkippedFilesDefiningBaseClassesAreParsed) {
+  TempDir dir;
+  dir.write("declarer.py",
+            "from base import Base\nclass Holder(Base):\n"
+            "    def model_local_kv_specs(self):\n        return []\n");
+  dir.write("base.py", "import torch\nclass Base(Middle):\n    pass\n");               // no anchor
+  dir.write("middle.py", "import torch\nclass Middle(torch.nn.Module):\n    pass\n");  // no anchor
+  dir.write("unrelated.py", "class Other:\n    pass\n");
+  const auto result = check(dir, false, 2);
+  EXPECT_EQ(result.stats.files_parsed, 3u);  // two base rounds: Base, then Middle
+  EXPECT_EQ(result.stats.files_skipped, 1u);
+}
+
+TEST(Pipeline, DiagnosticsForBadFilesAndParseErrors) {
+  TempDir dir;
+  dir.write("bin.py", std::string("a\0b", 3));
+  dir.write("latin1.py", "s = '\xE9'\n");
+  dir.write("broken.py", "def model_local_kv_specs(:\n    return [\n");
+  const auto result = check(dir);
+  std::set<std::string> kinds;
+  for (const auto& d : result.diagnostics) {
+    kinds.insert(d.kind);
+    if (d.kind == "parse-error") {
+      EXPECT_THAT(d.path, ::testing::EndsWith("broken.py"));
+      EXPECT_GE(d.line, 1u);
+    }
+  }
+  EXPECT_EQ(kinds, (std::set<std::string>{"binary", "invalid-utf8", "parse-error"}));
+  EXPECT_EQ(result.stats.files_failed, 2u);
+  EXPECT_EQ(result.stats.files_parsed, 1u);
+}
+
+}  // namespace
+}  // namespace kvlint

@@ -1,0 +1,40 @@
+// A temporary directory removed with everything in it at scope exit.
+#pragma once
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+namespace kvlint::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string templ = (std::filesystem::temp_directory_path() / "kvlint-test-XXXXXX").string();
+    if (!::mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = templ;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+  // Writes `content` to `relative` (parents created) and returns the full path.
+  std::filesystem::path write(const std::string& relative, std::string_view content) const {
+    const auto full = path_ / relative;
+    std::filesystem::create_directories(full.parent_path());
+    std::ofstream out(full, std::ios::binary);
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    return full;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace kvlint::testing

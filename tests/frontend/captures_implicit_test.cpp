@@ -1,0 +1,129 @@
+// Items 4 (implicit caches) and 5 (graph captures).
+#include <gtest/gtest.h>
+
+#include "tests/frontend/frontend_test_support.hpp"
+
+namespace kvlint::frontend_test {
+namespace {
+
+using facts::CaptureSite;
+using facts::ImplicitCacheSite;
+
+TEST(FrontendImplicitCaches, UseCacheTrueWithoutPastKeyValues) {
+  const auto f = analyze(R"PY(class M:
+    def f(self, x, **kwargs):
+        self.lm(x, use_cache=True)
+        self.lm(x, use_cache=True, past_key_values=self.cache)
+        self.lm(x, use_cache=True, **kwargs)
+        self.lm(x, use_cache=False)
+        self.lm(x, use_cache=flag)
+        if self.streaming:
+            out = self.model.generate(x, use_cache=True)
+)PY");
+  ASSERT_EQ(f.implicit_caches.size(), 2u);
+  EXPECT_EQ(f.implicit_caches[0].callee, "self.lm");
+  EXPECT_EQ(f.implicit_caches[0].reason, ImplicitCacheSite::Reason::NoPastKeyValues);
+  EXPECT_EQ(f.implicit_caches[0].loc.line, 3u);
+  EXPECT_EQ(f.implicit_caches[0].owner_class, "M");
+  EXPECT_EQ(f.implicit_caches[0].method, "f");
+  EXPECT_FALSE(f.implicit_caches[0].none_origin.has_value());
+  EXPECT_EQ(f.implicit_caches[1].callee, "self.model.generate");
+  ASSERT_EQ(f.implicit_caches[1].guards.size(), 1u);
+  EXPECT_EQ(f.implicit_caches[1].guards[0].condition.text, "self.streaming");
+}
+
+TEST(FrontendImplicitCaches, PastKeyValuesThatStartsNone) {
+  const auto f = analyze(R"PY(class M:
+    def __init__(self):
+        self.pkv = None
+        self.kept = None
+        self.built = None
+        self.built = DynamicCache()
+    def f(self, x):
+        past = None
+        for step in range(3):
+            out = self.lm(x, use_cache=True, past_key_values=past)
+            past = out.past_key_values
+        self.lm(x, use_cache=True, past_key_values=self.pkv)
+        self.lm(x, use_cache=True, past_key_values=self.built)
+        self.lm(x, use_cache=True, past_key_values=other)
+)PY");
+  ASSERT_EQ(f.implicit_caches.size(), 2u);
+  const auto local = std::find_if(f.implicit_caches.begin(), f.implicit_caches.end(),
+                                  [](const auto& s) { return s.loc.line == 10; });
+  ASSERT_NE(local, f.implicit_caches.end());
+  EXPECT_EQ(local->reason, ImplicitCacheSite::Reason::PastKeyValuesStartsNone);
+  ASSERT_TRUE(local->none_origin.has_value());
+  EXPECT_EQ(local->none_origin->line, 8u);
+  const auto attr = std::find_if(f.implicit_caches.begin(), f.implicit_caches.end(),
+                                 [](const auto& s) { return s.loc.line == 12; });
+  ASSERT_NE(attr, f.implicit_caches.end());
+  EXPECT_EQ(attr->reason, ImplicitCacheSite::Reason::PastKeyValuesStartsNone);
+  ASSERT_TRUE(attr->none_origin.has_value());
+  EXPECT_EQ(attr->none_origin->line, 3u);
+}
+
+TEST(FrontendCaptures, ThreeKindsAndCapturedCalls) {
+  const auto f = analyze(R"PY(import torch
+from torch.cuda import graph as cuda_graph
+class Runner:
+    def __init__(self):
+        self.g = torch.cuda.CUDAGraph()
+    def warm(self, x):
+        if torch.cuda.is_available():
+            with torch.cuda.graph(self.g, pool=self.pool):
+                y = self.model(x)
+                self.step(y)
+    def manual(self, x):
+        self.g.capture_begin()
+        out = self.forward_step(x)
+        self.post(out)
+        self.g.capture_end()
+        self.after(out)
+    def wrap(self):
+        self.fn = torch.cuda.make_graphed_callables(self.decoder, (x,))
+    def alias(self):
+        with cuda_graph(self.g):
+            self.model()
+)PY");
+  ASSERT_EQ(f.captures.size(), 4u);
+  const auto& ctx = f.captures[0];
+  EXPECT_EQ(ctx.kind, CaptureSite::Kind::GraphContext);
+  EXPECT_EQ(ctx.written, "torch.cuda.graph");
+  EXPECT_EQ(ctx.owner_class, "Runner");
+  EXPECT_EQ(ctx.method, "warm");
+  EXPECT_EQ(ctx.loc.line, 8u);
+  EXPECT_EQ(ctx.captured_calls, (std::vector<std::string>{"self.model", "self.step"}));
+  ASSERT_EQ(ctx.guards.size(), 1u);
+  EXPECT_EQ(ctx.guards[0].calls, (std::vector<std::string>{"torch.cuda.is_available"}));
+
+  const auto& begin = f.captures[1];
+  EXPECT_EQ(begin.kind, CaptureSite::Kind::CaptureBegin);
+  EXPECT_EQ(begin.written, "self.g.capture_begin");
+  EXPECT_EQ(begin.captured_calls, (std::vector<std::string>{"self.forward_step", "self.post"}));
+
+  const auto& graphed = f.captures[2];
+  EXPECT_EQ(graphed.kind, CaptureSite::Kind::MakeGraphedCallables);
+  EXPECT_EQ(graphed.captured_calls, (std::vector<std::string>{"self.decoder"}));
+
+  EXPECT_EQ(f.captures[3].kind, CaptureSite::Kind::GraphContext);
+  EXPECT_EQ(f.captures[3].written, "cuda_graph");
+}
+
+TEST(FrontendCaptures, StreamBeginCaptureAndCallerGuard) {
+  const auto f = analyze(R"PY(class Runner:
+    def load(self):
+        if not self.enforce_eager:
+            self._capture()
+    def _capture(self):
+        cudaStreamBeginCapture(stream, mode)
+)PY");
+  ASSERT_EQ(f.captures.size(), 1u);
+  EXPECT_EQ(f.captures[0].kind, CaptureSite::Kind::StreamBeginCapture);
+  ASSERT_EQ(f.captures[0].guards.size(), 1u);
+  EXPECT_EQ(f.captures[0].guards[0].origin, facts::Guard::Origin::CallerGuard);
+  EXPECT_EQ(f.captures[0].guards[0].self_attributes, (std::vector<std::string>{"enforce_eager"}));
+}
+
+}  // namespace
+}  // namespace kvlint::frontend_test

@@ -1,0 +1,395 @@
+// Items 7-12: ownership hops, batch evidence, protocol uses, constants,
+// suppressions, parse problems; plus deep nesting and the JSON round trip.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "analyzers/facts/facts_json.hpp"
+#include "tests/frontend/frontend_test_support.hpp"
+
+namespace kvlint::frontend_test {
+namespace {
+
+using facts::BatchEvidence;
+using facts::ProtocolUse;
+
+TEST(FrontendHops, DirectContainerAndClassmethodConstructors) {
+  const auto f = analyze(R"PY(from torch import nn
+from .gen import MingAudioGenerator as Gen
+class Holder(nn.Module):
+    def __init__(self, config):
+        self.gen = Gen(config)
+        self.layers = nn.ModuleList([Layer(config, i) for i in range(4)])
+        self.heads = {"a": Head(), "b": Head()}
+        self.talker = Talker.from_config(config)
+        self.cache = DynamicCache()
+        self.size = compute(config)
+        self.proj = nn.Linear(2, 2)
+    def later(self):
+        self.wrapper = CUDAGraphWrapper(self.model)
+)PY");
+  struct Want {
+    const char* attribute;
+    const char* target;
+    bool in_container;
+  };
+  const Want wants[] = {
+      {"gen", ".gen.MingAudioGenerator", false},
+      {"layers", "Layer", true},
+      {"heads", "Head", true},
+      {"talker", "Talker", false},
+      {"proj", "torch.nn.Linear", false},
+      {"wrapper", "CUDAGraphWrapper", false},
+  };
+  ASSERT_EQ(f.hops.size(), std::size(wants));
+  for (std::size_t i = 0; i < f.hops.size(); ++i) {
+    EXPECT_EQ(f.hops[i].owner_class, "Holder");
+    EXPECT_EQ(f.hops[i].attribute, wants[i].attribute);
+    EXPECT_EQ(f.hops[i].target_class, wants[i].target);
+    EXPECT_EQ(f.hops[i].in_container, wants[i].in_container) << wants[i].attribute;
+  }
+  EXPECT_EQ(f.hops[0].loc.line, 5u);
+}
+
+TEST(FrontendBatchEvidence, FirstElementAssertsAndRequestLoops) {
+  const auto f = analyze(R"PY(class Talker:
+    def forward(self, runtime_additional_information, input_ids, requests, items):
+        info = runtime_additional_information[0]
+        first = self.table[0]
+        assert input_ids.shape[0] == 1, "batch one"
+        assert len(items) == 1
+        assert x == 1
+        if bsz != 1:
+            raise ValueError("one at a time")
+        for req in requests:
+            pass
+        for item in items:
+            pass
+        for s in self.sessions:
+            pass
+)PY");
+  std::vector<std::pair<BatchEvidence::Kind, uint32_t>> got;
+  for (const auto& e : f.batch_evidence) {
+    got.emplace_back(e.kind, e.loc.line);
+    EXPECT_EQ(e.owner_class, "Talker");
+    EXPECT_EQ(e.method, "forward");
+  }
+  const std::vector<std::pair<BatchEvidence::Kind, uint32_t>> want = {
+      {BatchEvidence::Kind::TakesFirstElement, 3u}, {BatchEvidence::Kind::AssertsBatchOne, 5u},
+      {BatchEvidence::Kind::AssertsBatchOne, 6u},   {BatchEvidence::Kind::AssertsBatchOne, 8u},
+      {BatchEvidence::Kind::IteratesRequests, 10u}, {BatchEvidence::Kind::IteratesRequests, 14u},
+  };
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(f.batch_evidence[0].expression.text, "runtime_additional_information[0]");
+}
+
+TEST(FrontendProtocolUses, CapacitySourceBranchesOnlyInConditions) {
+  const auto f = analyze(R"PY(def report(specs):
+    for s in specs:
+        if s.capacity_source == "max_model_len":
+            pass
+        label = "x" if s.capacity_source else "y"
+        ok = s.capacity_source in KNOWN
+        print(s.capacity_source)
+        make(capacity_source=s.capacity_source)
+        assert s.capacity_source
+)PY");
+  std::vector<uint32_t> lines;
+  for (const auto& u : f.protocol_uses) {
+    EXPECT_EQ(u.kind, ProtocolUse::Kind::CapacitySourceBranch);
+    EXPECT_EQ(u.function, "report");
+    lines.push_back(u.loc.line);
+  }
+  EXPECT_EQ(lines, (std::vector<uint32_t>{3, 5, 6, 9}));
+  ASSERT_FALSE(f.protocol_uses.empty());
+  EXPECT_EQ(f.protocol_uses[0].expression.text, "s.capacity_source == \"max_model_len\"");
+}
+
+TEST(FrontendProtocolUses, ScopeDerivedRows) {
+  const auto f = analyze(R"PY(class M:
+    def model_local_kv_specs(self):
+        scope = ModelLocalKVScope.REQUEST
+        rows = RowDriver.MAX_NUM_SEQS if scope == ModelLocalKVScope.REQUEST else RowDriver.FIXED
+        n = per_row * {ModelLocalKVScope.REQUEST: 2}[spec.scope]
+        label = "a" if spec.scope == ModelLocalKVScope.MODEL else "b"
+        if spec.scope is ModelLocalKVScope.SESSION:
+            rows_fixed = 1
+)PY");
+  std::vector<uint32_t> lines;
+  for (const auto& u : f.protocol_uses) {
+    EXPECT_EQ(u.kind, ProtocolUse::Kind::ScopeDerivedRows);
+    EXPECT_EQ(u.owner_class, "M");
+    lines.push_back(u.loc.line);
+  }
+  EXPECT_EQ(lines, (std::vector<uint32_t>{4, 5, 7}));
+}
+
+TEST(FrontendProtocolUses, Collectors) {
+  const auto f = analyze(R"PY(def collect_model_local_kv_specs(model):
+    model = model.unwrap() if hasattr(model, "unwrap") else model
+    specs = []
+    for _, m in model.named_modules():
+        fn = getattr(m, "model_local_kv_specs", None)
+        if fn is not None:
+            specs += fn()
+    return specs
+class Runner:
+    def load_model(self):
+        root = getattr(self.model, "runnable", self.model)
+        for m in root.modules():
+            specs = m.model_local_kv_specs()
+        for m in self.model.modules():
+            m.eval()
+)PY");
+  ASSERT_EQ(f.protocol_uses.size(), 2u);
+  const auto& free = f.protocol_uses[0];
+  EXPECT_EQ(free.kind, ProtocolUse::Kind::Collector);
+  EXPECT_EQ(free.function, "collect_model_local_kv_specs");
+  EXPECT_TRUE(free.calls_unwrap);
+  EXPECT_FALSE(free.reads_runnable);
+  EXPECT_TRUE(free.walks_named_modules);
+  const auto& runner = f.protocol_uses[1];
+  EXPECT_EQ(runner.owner_class, "Runner");
+  EXPECT_EQ(runner.function, "load_model");
+  EXPECT_FALSE(runner.calls_unwrap);
+  EXPECT_TRUE(runner.reads_runnable);
+  EXPECT_FALSE(runner.walks_named_modules);
+}
+
+TEST(FrontendConstants, ModuleAndClassLevelOnly) {
+  const auto f = analyze(R"PY(MAX_CACHE_LEN = 2048
+NAME = "talker"
+RATIO = 0.5
+WINDOW = CONFIG.window - 1
+a, b = 1, 2
+class M:
+    BUCKETS = (1, 2, 4)
+    FLAG = False
+    def f(self):
+        LOCAL = 3
+)PY");
+  ASSERT_EQ(f.constants.size(), 6u);
+  EXPECT_EQ(f.constants[0].name, "MAX_CACHE_LEN");
+  EXPECT_EQ(f.constants[0].owner_class, "");
+  EXPECT_EQ(f.constants[0].value.literal, facts::LiteralKind::Int);
+  EXPECT_EQ(f.constants[0].value.literal_value, "2048");
+  EXPECT_EQ(f.constants[1].value.literal_value, "talker");
+  EXPECT_EQ(f.constants[2].value.literal, facts::LiteralKind::Float);
+  EXPECT_EQ(f.constants[3].value.literal, facts::LiteralKind::None);
+  EXPECT_EQ(f.constants[3].value.names, (std::vector<std::string>{"CONFIG.window"}));
+  EXPECT_EQ(f.constants[4].name, "BUCKETS");
+  EXPECT_EQ(f.constants[4].owner_class, "M");
+  EXPECT_EQ(f.constants[5].value.literal, facts::LiteralKind::Bool);
+  EXPECT_EQ(f.constants[5].value.literal_value, "False");
+}
+
+TEST(FrontendSuppressions, CodesReasonsAndTargetLines) {
+  const auto f = analyze(R"PY(# kvlint: ignore-file[KV403] geometry is hand written on purpose
+import torch
+
+# kvlint: ignore[KV101, KV2] the engine owns this one
+# another comment
+
+x = DynamicCache()  # kvlint: ignore[KV202]
+y = 1  #kvlint:ignore[KV1O1 ,KV104]   spaced reason  
+# kvlint: ignore everything here
+z = 2
+# kvlint: ignored[KV101] not a suppression
+)PY");
+  ASSERT_EQ(f.suppressions.size(), 5u);
+  const auto& file = f.suppressions[0];
+  EXPECT_TRUE(file.file_level);
+  EXPECT_EQ(file.codes, (std::vector<std::string>{"KV403"}));
+  EXPECT_EQ(file.reason, "geometry is hand written on purpose");
+  EXPECT_EQ(file.applies_to_line, 2u);
+
+  const auto& next = f.suppressions[1];
+  EXPECT_FALSE(next.file_level);
+  EXPECT_EQ(next.codes, (std::vector<std::string>{"KV101", "KV2"}));
+  EXPECT_EQ(next.reason, "the engine owns this one");
+  EXPECT_EQ(next.loc.line, 4u);
+  EXPECT_EQ(next.applies_to_line, 7u);  // skips the comment and blank lines
+
+  const auto& trailing = f.suppressions[2];
+  EXPECT_EQ(trailing.codes, (std::vector<std::string>{"KV202"}));
+  EXPECT_EQ(trailing.reason, "");
+  EXPECT_EQ(trailing.applies_to_line, 7u);
+
+  const auto& spaced = f.suppressions[3];
+  EXPECT_EQ(spaced.codes, (std::vector<std::string>{"KV1O1", "KV104"}));
+  EXPECT_EQ(spaced.reason, "spaced reason");
+  EXPECT_EQ(spaced.applies_to_line, 8u);
+
+  const auto& bare = f.suppressions[4];
+  EXPECT_TRUE(bare.codes.empty());
+  EXPECT_EQ(bare.reason, "everything here");
+  EXPECT_EQ(bare.applies_to_line, 10u);
+}
+
+TEST(FrontendSuppressions, UnclosedBracketKeepsCodesAsWritten) {
+  const auto f = analyze("x = 1  # kvlint: ignore[KV101 reason\n");
+  ASSERT_EQ(f.suppressions.size(), 1u);
+  EXPECT_EQ(f.suppressions[0].codes, (std::vector<std::string>{"KV101", "reason"}));
+  EXPECT_EQ(f.suppressions[0].reason, "");
+}
+
+TEST(FrontendParseProblems, SyntaxErrorsStillYieldFactsFromValidParts) {
+  const auto f = analyze(R"PY(class Good:
+    def __init__(self):
+        self.cache = DynamicCache()
+
+x = = 3
+
+class Later:
+    def model_local_kv_specs(self):
+        return []
+)PY");
+  ASSERT_EQ(f.parse_problems.size(), 1u);
+  EXPECT_EQ(f.parse_problems[0].loc.line, 5u);
+  EXPECT_EQ(f.parse_problems[0].message, "syntax error");
+  ASSERT_EQ(f.cache_sites.size(), 1u);
+  EXPECT_EQ(f.cache_sites[0].owner_class, "Good");
+  ASSERT_EQ(f.declarations.size(), 1u);
+  EXPECT_EQ(f.declarations[0].owner_class, "Later");
+}
+
+TEST(FrontendParseProblems, CappedAtTwentyPlusOneSummary) {
+  std::string source;
+  for (int i = 0; i < 40; ++i) source += "def f" + std::to_string(i) + "(:\n    pass\nx = 1\n";
+  const auto f = analyze(source);
+  ASSERT_EQ(f.parse_problems.size(), 21u);
+  EXPECT_NE(f.parse_problems.back().message.find("more"), std::string::npos);
+}
+
+TEST(FrontendRobustness, HundredThousandDeepNestingDoesNotCrash) {
+  const std::size_t depth = 100000;
+  const auto parens = analyze("x = " + std::string(depth, '(') + "1" + std::string(depth, ')') + "\n");
+  ASSERT_EQ(parens.constants.size(), 1u);
+  EXPECT_EQ(parens.constants[0].value.literal, facts::LiteralKind::Int);
+  EXPECT_LE(parens.constants[0].value.text.size(), facts::kMaxTextBytes);
+
+  const auto brackets = analyze("class M:\n    def f(self):\n        self.c = " + std::string(depth, '[') +
+                                "DynamicCache()" + std::string(depth, ']') + "\n");
+  ASSERT_EQ(brackets.cache_sites.size(), 1u);
+  EXPECT_EQ(brackets.cache_sites[0].retention, facts::Retention::SelfContainer);
+
+  std::string calls = "y = ";
+  for (std::size_t i = 0; i < depth; ++i) calls += "f(";
+  calls += std::string(depth, ')') + "\n";
+  const auto nested_calls = analyze(calls);
+  EXPECT_EQ(nested_calls.constants.size(), 1u);
+
+  // Unbalanced: tree-sitter 0.20 cannot free an error tree this deep, so the
+  // file is reported rather than parsed (and the process must survive).
+  const auto unbalanced = analyze("z = " + std::string(depth, '[') + "\n");
+  ASSERT_EQ(unbalanced.parse_problems.size(), 1u);
+  EXPECT_NE(unbalanced.parse_problems[0].message.find("nest"), std::string::npos);
+  const auto mismatched = analyze("z = " + std::string(depth, '[') + std::string(depth, ')') + "\n");
+  EXPECT_EQ(mismatched.parse_problems.size(), 1u);
+  // Deep but recoverable: the unclosed part is shallow, so it is parsed.
+  const auto shallow_error = analyze("z = " + std::string(1000, '(') + "\nclass A:\n    pass\n");
+  EXPECT_FALSE(shallow_error.parse_problems.empty());
+  // Brackets inside strings and comments do not count as nesting.
+  const auto in_strings = analyze("s = '" + std::string(depth, '[') + "'  # " + std::string(depth, '(') +
+                                  "\nclass A:\n    pass\n");
+  EXPECT_TRUE(in_strings.parse_problems.empty());
+  EXPECT_EQ(in_strings.classes.size(), 1u);
+}
+
+TEST(FrontendApi, ReusableAnalyzerMatchesFreeFunction) {
+  const std::string a = "class A:\n    def f(self):\n        self.c = DynamicCache()\n";
+  const std::string b = "from x import y as z\n";
+  python::PythonAnalyzer analyzer{facts::Vocabulary{}};
+  const auto fa = analyzer.analyze("a.py", a, "a");
+  const auto fb = analyzer.analyze("b.py", b);
+  EXPECT_EQ(facts::to_json(fa), facts::to_json(python::analyze("a.py", a, facts::Vocabulary{}, "a")));
+  EXPECT_EQ(fa.cache_sites.size(), 1u);
+  EXPECT_EQ(fa.cache_sites[0].loc.file, "a.py");
+  EXPECT_TRUE(fb.cache_sites.empty());
+  EXPECT_EQ(fb.imports.size(), 1u);
+  EXPECT_EQ(fb.module_name, "");
+}
+
+facts::FileFacts everything() {
+  return analyze(R"PY(# kvlint: ignore-file[KV403] reason
+from transformers import DynamicCache as DC
+LIMIT = 2048
+class M(nn.Module):
+    def __init__(self, cfg):
+        self.pkv = None
+        self.gen = Gen(cfg)
+    def forward(self, x, use_cache=False, past_key_values=None, requests=()):
+        if use_cache and past_key_values is None:
+            past_key_values = DC(config=self.config)
+        self._d[x] = DC() if self.flag else None
+        self.lm(x, use_cache=True, past_key_values=self.pkv)
+        for r in requests:
+            pass
+        with torch.cuda.graph(self.g):
+            self.step(x[0])
+        return past_key_values
+    def model_local_kv_specs(self):
+        if not self.flag:
+            return []
+        return [spec_from_hf_config(self.config, name="n", rows=RowDriver.FIXED, rows_fixed=1)] + self.gen.model_local_kv_specs()
+def collect(model):
+    for m in model.named_modules():
+        if m.capacity_source == "x":
+            m.model_local_kv_specs()
+def broken(:
+    pass
+)PY");
+}
+
+TEST(FrontendJson, ExactRoundTrip) {
+  const auto f = everything();
+  EXPECT_FALSE(f.cache_sites.empty());
+  EXPECT_FALSE(f.implicit_caches.empty());
+  EXPECT_FALSE(f.captures.empty());
+  EXPECT_FALSE(f.declarations.empty());
+  EXPECT_FALSE(f.hops.empty());
+  EXPECT_FALSE(f.batch_evidence.empty());
+  EXPECT_FALSE(f.protocol_uses.empty());
+  EXPECT_FALSE(f.constants.empty());
+  EXPECT_FALSE(f.suppressions.empty());
+  EXPECT_FALSE(f.parse_problems.empty());
+  const nlohmann::json j = facts::to_json(f);
+  const facts::FileFacts back = facts::file_facts_from_json(j);
+  EXPECT_EQ(facts::to_json(back), j);
+  // Spot-check structural equality beyond the JSON text.
+  ASSERT_EQ(back.cache_sites.size(), f.cache_sites.size());
+  EXPECT_EQ(back.cache_sites[0].loc, f.cache_sites[0].loc);
+  EXPECT_EQ(back.cache_sites[0].guards.size(), f.cache_sites[0].guards.size());
+  EXPECT_EQ(back.implicit_caches[0].none_origin, f.implicit_caches[0].none_origin);
+  EXPECT_EQ(back.declarations[0].specs[0].config->text, f.declarations[0].specs[0].config->text);
+  // Through text, as the per-file cache stores it.
+  EXPECT_EQ(facts::to_json(facts::file_facts_from_json(nlohmann::json::parse(j.dump()))), j);
+}
+
+TEST(FrontendJson, RejectsWrongVersionAndBadEnums) {
+  nlohmann::json j = facts::to_json(everything());
+  j["version"] = 999;
+  EXPECT_ANY_THROW(facts::file_facts_from_json(j));
+  j = facts::to_json(everything());
+  j["cache_sites"][0]["retention"] = "sideways";
+  EXPECT_ANY_THROW(facts::file_facts_from_json(j));
+}
+
+TEST(FrontendRealCode, StdlibFilesAnalyzeWithoutProblems) {
+  const std::filesystem::path stdlib = "/root/.pyenv/versions/3.11.7/lib/python3.11";
+  if (!std::filesystem::exists(stdlib / "functools.py")) GTEST_SKIP() << "no CPython stdlib at " << stdlib;
+  for (const char* name : {"functools.py", "dataclasses.py", "typing.py", "argparse.py"}) {
+    std::ifstream in(stdlib / name, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const auto f = python::analyze(name, ss.str(), facts::Vocabulary{});
+    EXPECT_TRUE(f.parse_problems.empty()) << name;
+    EXPECT_FALSE(f.classes.empty()) << name;
+    EXPECT_FALSE(f.imports.empty()) << name;
+  }
+}
+
+}  // namespace
+}  // namespace kvlint::frontend_test

@@ -1,0 +1,107 @@
+#include "tools/kvlint/config/glob.hpp"
+
+#include <fnmatch.h>
+
+namespace kvlint {
+
+std::vector<std::string_view> split_path(std::string_view relative) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (start <= relative.size()) {
+    std::size_t slash = relative.find('/', start);
+    if (slash == std::string_view::npos) slash = relative.size();
+    std::string_view part = relative.substr(start, slash - start);
+    if (!part.empty() && part != ".") parts.push_back(part);
+    start = slash + 1;
+  }
+  return parts;
+}
+
+bool GlobPattern::parse(std::string_view line, GlobPattern& out) {
+  out = GlobPattern{};
+  out.text = std::string(line);
+  // Trailing spaces are ignored unless escaped with a backslash.
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\r' || line.back() == '\t')) {
+    if (line.size() >= 2 && line[line.size() - 2] == '\\') break;
+    line.remove_suffix(1);
+  }
+  if (line.empty() || line.front() == '#') return false;
+  if (line.front() == '!') {
+    out.negated = true;
+    line.remove_prefix(1);
+  } else if (line.size() >= 2 && line[0] == '\\' && (line[1] == '!' || line[1] == '#')) {
+    line.remove_prefix(1);
+  }
+  if (!line.empty() && line.back() == '/') {
+    out.dir_only = true;
+    while (!line.empty() && line.back() == '/') line.remove_suffix(1);
+  }
+  if (line.empty()) return false;
+  // A slash at the start or in the middle anchors the pattern to its base directory.
+  out.anchored = line.find('/') != std::string_view::npos;
+  std::size_t start = 0;
+  while (start <= line.size()) {
+    std::size_t slash = line.find('/', start);
+    if (slash == std::string_view::npos) slash = line.size();
+    std::string_view seg = line.substr(start, slash - start);
+    if (!seg.empty()) out.segments.emplace_back(seg);
+    start = slash + 1;
+  }
+  if (out.segments.empty()) return false;
+  // An unanchored pattern matches at any depth: the same as a leading `**`.
+  if (!out.anchored) out.segments.insert(out.segments.begin(), "**");
+  return true;
+}
+
+bool GlobPattern::matches(std::string_view relative, bool is_dir) const {
+  if (dir_only && !is_dir) return false;
+  const auto parts = split_path(relative);
+  const std::size_t np = segments.size();
+  const std::size_t nt = parts.size();
+  // reach[i][j]: the first i pattern segments match the first j path parts.
+  // Iterative DP over one row at a time (no recursion).
+  std::vector<char> prev(nt + 1, 0), cur(nt + 1, 0);
+  prev[0] = 1;
+  for (std::size_t i = 1; i <= np; ++i) {
+    const std::string& seg = segments[i - 1];
+    std::fill(cur.begin(), cur.end(), 0);
+    if (seg == "**") {
+      // Zero or more parts.
+      char any = 0;
+      for (std::size_t j = 0; j <= nt; ++j) {
+        any = static_cast<char>(any | prev[j]);
+        cur[j] = any;
+      }
+    } else {
+      for (std::size_t j = 1; j <= nt; ++j) {
+        if (!prev[j - 1]) continue;
+        const std::string part(parts[j - 1]);
+        cur[j] = fnmatch(seg.c_str(), part.c_str(), FNM_PATHNAME) == 0 ? 1 : 0;
+      }
+    }
+    std::swap(prev, cur);
+  }
+  return prev[nt] != 0;
+}
+
+bool matches_path_or_ancestor(const std::vector<GlobPattern>& patterns, std::string_view relative,
+                              bool is_dir) {
+  const auto parts = split_path(relative);
+  std::string prefix;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i) prefix += '/';
+    prefix += parts[i];
+    const bool last = i + 1 == parts.size();
+    if (match_patterns(patterns, prefix, last ? is_dir : true) > 0) return true;
+  }
+  return false;
+}
+
+int match_patterns(const std::vector<GlobPattern>& patterns, std::string_view relative, bool is_dir) {
+  int verdict = 0;
+  for (const auto& p : patterns)
+    if (p.matches(relative, is_dir)) verdict = p.negated ? -1 : 1;
+  return verdict;
+}
+
+}  // namespace kvlint

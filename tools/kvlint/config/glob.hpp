@@ -1,0 +1,38 @@
+// Gitignore-style glob patterns, shared by `exclude`, `per-file-ignores` and
+// .gitignore files. Segments are matched with fnmatch(3) (FNM_PATHNAME), `**`
+// as a whole segment matches zero or more directories.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvlint {
+
+struct GlobPattern {
+  std::string text;                   // as written, for messages
+  std::vector<std::string> segments;  // pattern split on '/', leading/trailing '/' removed
+  bool negated = false;               // leading '!'
+  bool dir_only = false;              // trailing '/'
+  bool anchored = false;              // a '/' at the start or in the middle: relative to the base dir
+
+  // Parses one pattern line; false for blank lines and comments.
+  static bool parse(std::string_view line, GlobPattern& out);
+
+  // `relative` is the path relative to the pattern's base directory, '/'-separated,
+  // without a leading "./". `is_dir` tells whether it names a directory.
+  bool matches(std::string_view relative, bool is_dir) const;
+};
+
+// A list of patterns where the last match wins (negations re-include).
+// Returns +1 excluded, -1 re-included by a negation, 0 no pattern matched.
+int match_patterns(const std::vector<GlobPattern>& patterns, std::string_view relative, bool is_dir);
+
+// Whether the path or one of its ancestor directories is matched (excluded).
+bool matches_path_or_ancestor(const std::vector<GlobPattern>& patterns, std::string_view relative,
+                              bool is_dir);
+
+// Splits "a/b/c" into its components (empty components dropped).
+std::vector<std::string_view> split_path(std::string_view relative);
+
+}  // namespace kvlint

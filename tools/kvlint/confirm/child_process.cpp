@@ -1,0 +1,292 @@
+#include "tools/kvlint/confirm/child_process.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <optional>
+#include <utility>
+
+namespace kvlint::confirm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) reset(std::exchange(other.fd_, -1));
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { reset(); }
+  int get() const { return fd_; }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+struct Pipe {
+  UniqueFd read_end, write_end;
+};
+
+std::optional<Pipe> make_pipe() {
+  std::array<int, 2> fds{};
+  if (::pipe2(fds.data(), O_CLOEXEC) != 0) return std::nullopt;
+  return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+class SpawnFileActions {
+ public:
+  SpawnFileActions() { ::posix_spawn_file_actions_init(&actions_); }
+  ~SpawnFileActions() { ::posix_spawn_file_actions_destroy(&actions_); }
+  SpawnFileActions(const SpawnFileActions&) = delete;
+  SpawnFileActions& operator=(const SpawnFileActions&) = delete;
+  posix_spawn_file_actions_t* get() { return &actions_; }
+
+ private:
+  posix_spawn_file_actions_t actions_{};
+};
+
+class SpawnAttributes {
+ public:
+  SpawnAttributes() { ::posix_spawnattr_init(&attributes_); }
+  ~SpawnAttributes() { ::posix_spawnattr_destroy(&attributes_); }
+  SpawnAttributes(const SpawnAttributes&) = delete;
+  SpawnAttributes& operator=(const SpawnAttributes&) = delete;
+  posix_spawnattr_t* get() { return &attributes_; }
+
+ private:
+  posix_spawnattr_t attributes_{};
+};
+
+// Owns a running child: if the host unwinds (exception) before the child was
+// reaped, the destructor kills its process group and reaps it.
+class ChildGuard {
+ public:
+  explicit ChildGuard(pid_t pid) : pid_(pid) {}
+  ChildGuard(const ChildGuard&) = delete;
+  ChildGuard& operator=(const ChildGuard&) = delete;
+  ~ChildGuard() {
+    if (pid_ <= 0) return;
+    ::killpg(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  pid_t pid() const { return pid_; }
+  // The child has exited and is still a zombie (its pid, and so the group id,
+  // cannot be reused yet): kill stragglers in its group, then reap it.
+  int reap() {
+    ::killpg(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    return status;
+  }
+
+ private:
+  pid_t pid_;
+};
+
+// Splits a byte stream into lines.
+class LineSplitter {
+ public:
+  LineSplitter(std::size_t max_line, const std::function<void(std::string_view, bool)>& on_line)
+      : max_line_(max_line), on_line_(on_line) {}
+  void feed(std::string_view data) {
+    while (!data.empty()) {
+      auto newline = data.find('\n');
+      if (newline == std::string_view::npos) {
+        pending_.append(data);
+        if (pending_.size() > max_line_) {
+          emit(pending_, false);
+          pending_.clear();
+        }
+        return;
+      }
+      pending_.append(data.substr(0, newline));
+      emit(pending_, true);
+      pending_.clear();
+      data.remove_prefix(newline + 1);
+    }
+  }
+  void finish() {
+    if (!pending_.empty()) emit(pending_, false);
+    pending_.clear();
+  }
+
+ private:
+  void emit(std::string_view line, bool complete) {
+    if (on_line_) on_line_(line, complete);
+  }
+  std::size_t max_line_;
+  const std::function<void(std::string_view, bool)>& on_line_;
+  std::string pending_;
+};
+
+// Reads what is available now; false at EOF or on a hard error.
+bool drain(int fd, const std::function<void(std::string_view)>& sink) {
+  std::array<char, 65536> buffer{};
+  while (true) {
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n > 0) {
+      sink(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
+      continue;
+    }
+    if (n == 0) return false;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK;
+  }
+}
+
+std::vector<char*> c_strings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+ChildExit run_child(const ChildSpec& spec, const ChildCallbacks& callbacks) {
+  ChildExit result;
+  if (spec.argv.empty()) {
+    result.spawn_error = "empty command line";
+    return result;
+  }
+  auto out_pipe = make_pipe();
+  auto err_pipe = make_pipe();
+  if (!out_pipe || !err_pipe) {
+    result.spawn_error = fmt::format("pipe: {}", std::strerror(errno));
+    return result;
+  }
+
+  SpawnFileActions actions;
+  ::posix_spawn_file_actions_addopen(actions.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  ::posix_spawn_file_actions_adddup2(actions.get(), out_pipe->write_end.get(), STDOUT_FILENO);
+  ::posix_spawn_file_actions_adddup2(actions.get(), err_pipe->write_end.get(), STDERR_FILENO);
+  SpawnAttributes attributes;
+  // Own process group (pgid = child pid), default signal dispositions and mask.
+  sigset_t defaults, empty;
+  sigemptyset(&empty);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  sigaddset(&defaults, SIGTERM);
+  sigaddset(&defaults, SIGINT);
+  ::posix_spawnattr_setflags(
+      attributes.get(),
+      static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK));
+  ::posix_spawnattr_setpgroup(attributes.get(), 0);
+  ::posix_spawnattr_setsigdefault(attributes.get(), &defaults);
+  ::posix_spawnattr_setsigmask(attributes.get(), &empty);
+
+  auto argv = c_strings(spec.argv);
+  auto envp = c_strings(spec.env);
+  pid_t pid = -1;
+  int rc = ::posix_spawnp(&pid, argv[0], actions.get(), attributes.get(), argv.data(), envp.data());
+  if (rc != 0) {
+    result.spawn_error = fmt::format("{}: {}", spec.argv[0], std::strerror(rc));
+    return result;
+  }
+  result.spawned = true;
+  ChildGuard child(pid);
+  out_pipe->write_end.reset();
+  err_pipe->write_end.reset();
+  UniqueFd out_fd = std::move(out_pipe->read_end);
+  UniqueFd err_fd = std::move(err_pipe->read_end);
+  ::fcntl(out_fd.get(), F_SETFL, O_NONBLOCK);
+  ::fcntl(err_fd.get(), F_SETFL, O_NONBLOCK);
+
+  LineSplitter lines(spec.max_line_bytes, callbacks.on_line);
+  auto stdout_sink = [&lines](std::string_view data) { lines.feed(data); };
+  auto stderr_sink = [&result, &spec](std::string_view data) {
+    result.stderr_tail.append(data);
+    if (result.stderr_tail.size() > spec.stderr_tail_bytes)
+      result.stderr_tail.erase(0, result.stderr_tail.size() - spec.stderr_tail_bytes);
+  };
+
+  const auto started = Clock::now();
+  const auto deadline = started + spec.timeout;
+  std::optional<Clock::time_point> kill_deadline;  // set once SIGTERM was sent
+  bool killed_hard = false;
+  auto next_tick = started;
+  bool out_open = true, err_open = true;
+
+  while (true) {
+    const auto now = Clock::now();
+    if (callbacks.on_tick && now >= next_tick) {
+      callbacks.on_tick(pid);
+      next_tick = now + spec.tick;
+    }
+    // Has the child exited? WNOWAIT keeps the zombie, so its pid (the group id) stays reserved.
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid) {
+      if (out_open) out_open = drain(out_fd.get(), stdout_sink);
+      if (err_open) err_open = drain(err_fd.get(), stderr_sink);
+      break;
+    }
+    if (!kill_deadline && now >= deadline) {
+      result.timed_out = true;
+      ::killpg(pid, SIGTERM);
+      kill_deadline = now + spec.kill_grace;
+    }
+    if (kill_deadline && !killed_hard && now >= *kill_deadline) {
+      ::killpg(pid, SIGKILL);
+      killed_hard = true;
+    }
+
+    auto wait_until = next_tick;
+    if (!kill_deadline)
+      wait_until = std::min(wait_until, deadline);
+    else if (!killed_hard)
+      wait_until = std::min(wait_until, *kill_deadline);
+    // Also wake at least every 100 ms to notice the exit when the pipes are closed.
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(wait_until - now);
+    int wait_ms = static_cast<int>(std::clamp<long long>(wait.count(), 1, 100));
+
+    std::array<pollfd, 2> fds{};
+    nfds_t count = 0;
+    if (out_open) fds[count++] = pollfd{out_fd.get(), POLLIN, 0};
+    if (err_open) fds[count++] = pollfd{err_fd.get(), POLLIN, 0};
+    int ready = ::poll(fds.data(), count, wait_ms);
+    if (ready < 0 && errno != EINTR) break;
+    for (nfds_t i = 0; i < count && ready > 0; ++i) {
+      if (fds[i].revents == 0) continue;
+      if (fds[i].fd == out_fd.get())
+        out_open = drain(out_fd.get(), stdout_sink);
+      else
+        err_open = drain(err_fd.get(), stderr_sink);
+    }
+  }
+  lines.finish();
+
+  int status = child.reap();
+  if (WIFEXITED(status)) {
+    result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.signal = WTERMSIG(status);
+  }
+  return result;
+}
+
+}  // namespace kvlint::confirm

@@ -1,0 +1,295 @@
+#include "tools/kvlint/confirm/protocol.hpp"
+
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace kvlint::confirm {
+namespace {
+
+using nlohmann::json;
+
+// Thrown inside the parser for a field that is missing or of the wrong type.
+struct FieldError {
+  std::string message;
+};
+
+std::string get_string(const json& object, const char* key, bool required = false) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) {
+    if (required) throw FieldError{fmt::format("missing \"{}\"", key)};
+    return {};
+  }
+  if (!it->is_string()) throw FieldError{fmt::format("\"{}\" is not a string", key)};
+  return it->get<std::string>();
+}
+
+int64_t get_int(const json& object, const char* key, bool required = false, int64_t fallback = 0) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) {
+    if (required) throw FieldError{fmt::format("missing \"{}\"", key)};
+    return fallback;
+  }
+  if (it->is_number_integer() || it->is_number_unsigned()) return it->get<int64_t>();
+  // Python may write 4.0 for an int; accept integral floats only.
+  if (it->is_number_float()) {
+    double value = it->get<double>();
+    if (value == static_cast<double>(static_cast<int64_t>(value))) return static_cast<int64_t>(value);
+  }
+  throw FieldError{fmt::format("\"{}\" is not an integer", key)};
+}
+
+std::optional<int64_t> get_optional_int(const json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return std::nullopt;
+  return get_int(object, key);
+}
+
+bool get_bool(const json& object, const char* key, bool fallback) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) throw FieldError{fmt::format("\"{}\" is not a boolean", key)};
+  return it->get<bool>();
+}
+
+uint32_t get_line(const json& object) {
+  int64_t line = get_int(object, "line", true);
+  if (line < 0 || line > std::numeric_limits<uint32_t>::max()) throw FieldError{"\"line\" out of range"};
+  return static_cast<uint32_t>(line);
+}
+
+int get_concurrency(const json& object, bool required) {
+  int64_t value = get_int(object, "concurrency", required);
+  if (value < 0 || value > std::numeric_limits<int>::max()) throw FieldError{"\"concurrency\" out of range"};
+  return static_cast<int>(value);
+}
+
+HarnessEvent parse_object(const json& object) {
+  const std::string event = get_string(object, "event", true);
+  const std::string model = get_string(object, "model");
+  if (event == "start") {
+    StartEvent e{model,
+                 get_int(object, "pid"),
+                 get_string(object, "python"),
+                 get_string(object, "torch"),
+                 get_string(object, "transformers"),
+                 get_string(object, "device")};
+    return e;
+  }
+  if (event == "cache") {
+    CacheEvent e;
+    e.model = model;
+    e.path = get_string(object, "path", true);
+    e.concurrency = get_concurrency(object, true);
+    e.cache_class = get_string(object, "class");
+    e.file = get_string(object, "file", true);
+    e.line = get_line(object);
+    e.owner = get_string(object, "owner");
+    e.rows = get_int(object, "rows", true);
+    e.positions = get_int(object, "positions");
+    e.layers = get_int(object, "layers");
+    e.bytes = get_int(object, "bytes");
+    e.bytes_per_row = get_int(object, "bytes_per_row", false, e.rows > 0 ? e.bytes / e.rows : 0);
+    e.objects = get_int(object, "objects");
+    e.alive_after_step = get_bool(object, "alive_after_step", false);
+    e.in_capture = get_bool(object, "in_capture", false);
+    if (auto it = object.find("growth"); it != object.end() && !it->is_null()) {
+      if (!it->is_array()) throw FieldError{"\"growth\" is not an array"};
+      for (const auto& step : *it) {
+        if (!step.is_number()) throw FieldError{"\"growth\" holds a non-number"};
+        e.growth.push_back(step.get<int64_t>());
+      }
+    }
+    return e;
+  }
+  if (event == "capture") {
+    CaptureEvent e;
+    e.model = model;
+    e.path = get_string(object, "path", true);
+    e.concurrency = get_concurrency(object, true);
+    e.kind = get_string(object, "kind");
+    e.file = get_string(object, "file", true);
+    e.line = get_line(object);
+    e.owner = get_string(object, "owner");
+    e.count = get_int(object, "count", false, 1);
+    e.resident_bytes = get_optional_int(object, "resident_bytes");
+    return e;
+  }
+  if (event == "declaration") {
+    DeclarationEvent e;
+    e.model = model;
+    e.path = get_string(object, "path", true);
+    e.concurrency = get_concurrency(object, true);
+    e.owner = get_string(object, "owner", true);
+    e.name = get_string(object, "name");
+    e.bytes_per_row = get_int(object, "bytes_per_row", true);
+    e.rows_driver = get_string(object, "rows_driver");
+    e.rows_fixed = get_optional_int(object, "rows_fixed");
+    e.rows = get_int(object, "rows");
+    e.total_bytes = get_int(object, "total_bytes", false, e.bytes_per_row * e.rows);
+    e.capacity = get_int(object, "capacity");
+    e.scope = get_string(object, "scope");
+    e.capacity_source = get_string(object, "capacity_source");
+    e.declared = get_bool(object, "declared", true);
+    return e;
+  }
+  if (event == "path_done") {
+    PathDoneEvent e{model, get_string(object, "path", true), get_concurrency(object, true),
+                    get_bool(object, "ok", false)};
+    return e;
+  }
+  if (event == "error") {
+    ErrorEvent e;
+    e.model = model;
+    e.path = get_string(object, "path");
+    if (object.contains("concurrency") && !object["concurrency"].is_null())
+      e.concurrency = get_concurrency(object, false);
+    e.kind = get_string(object, "kind", true);
+    e.message = get_string(object, "message");
+    return e;
+  }
+  if (event == "end") return EndEvent{model};
+  throw FieldError{fmt::format("unknown event \"{}\"", event)};
+}
+
+// Keeps quoted stdout short in reasons.
+std::string excerpt(std::string_view text) {
+  constexpr std::size_t kMax = 80;
+  std::string out(text.substr(0, kMax));
+  if (text.size() > kMax) out += "...";
+  return out;
+}
+
+}  // namespace
+
+std::optional<HarnessEvent> parse_event_line(std::string_view line, std::string& error) {
+  json object = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (object.is_discarded()) {
+    error = "not JSON";
+    return std::nullopt;
+  }
+  if (!object.is_object()) {
+    error = "not a JSON object";
+    return std::nullopt;
+  }
+  try {
+    return parse_object(object);
+  } catch (const FieldError& e) {
+    error = e.message;
+  } catch (const json::exception& e) {
+    error = e.what();
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(RunStatus status) {
+  switch (status) {
+    case RunStatus::NotRun:
+      return "not-run";
+    case RunStatus::Complete:
+      return "complete";
+    case RunStatus::Inconclusive:
+      return "inconclusive";
+  }
+  return "not-run";
+}
+
+std::string signal_name(int signal) {
+  switch (signal) {
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGINT:
+      return "SIGINT";
+    case SIGPIPE:
+      return "SIGPIPE";
+    default:
+      return fmt::format("signal {}", signal);
+  }
+}
+
+void ModelRun::feed_line(std::string_view line) {
+  if (!garbage.empty()) return;
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.find_first_not_of(" \t") == std::string_view::npos) return;  // blank lines carry nothing
+  std::string error;
+  auto event = parse_event_line(line, error);
+  if (!event) {
+    garbage = fmt::format("{} ({})", excerpt(line), error);
+    return;
+  }
+  apply(*event);
+}
+
+void ModelRun::apply(const HarnessEvent& event) {
+  std::visit(
+      [this](const auto& e) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, StartEvent>)
+          start = e;
+        else if constexpr (std::is_same_v<T, CacheEvent>)
+          caches.push_back(e);
+        else if constexpr (std::is_same_v<T, CaptureEvent>)
+          captures.push_back(e);
+        else if constexpr (std::is_same_v<T, DeclarationEvent>)
+          declarations.push_back(e);
+        else if constexpr (std::is_same_v<T, PathDoneEvent>)
+          paths_done.push_back(e);
+        else if constexpr (std::is_same_v<T, ErrorEvent>)
+          errors.push_back(e);
+        else if constexpr (std::is_same_v<T, EndEvent>)
+          ended = true;
+      },
+      event);
+}
+
+void ModelRun::finish() {
+  auto error_of_kind = [this](std::string_view kind) -> const ErrorEvent* {
+    for (const auto& e : errors)
+      if (e.kind == kind) return &e;
+    return nullptr;
+  };
+  reason.clear();
+  if (!process.spawned) {
+    reason = fmt::format("could not start the harness: {}", process.spawn_error);
+  } else if (process.timed_out) {
+    reason = fmt::format("timed out after {:g} s", process.timeout_s);
+  } else if (process.signal != 0) {
+    reason = fmt::format("crashed ({})", signal_name(process.signal));
+  } else if (error_of_kind("memory") != nullptr) {
+    reason = "out of memory";
+    if (const auto* e = error_of_kind("memory"); !e->path.empty())
+      reason += fmt::format(" (path {}, concurrency {})", e->path, e->concurrency.value_or(0));
+  } else if (!garbage.empty()) {
+    reason = fmt::format("garbage on stdout: {}", garbage);
+  } else if (const auto* e = error_of_kind("import"); e != nullptr) {
+    reason = fmt::format("import error: {}", e->message);
+  } else if (process.exit_code != 0 && !ended) {
+    reason = fmt::format("harness exited with status {} before \"end\"", process.exit_code);
+  } else if (!ended) {
+    reason = "harness exited without \"end\"";
+  }
+  status = reason.empty() ? RunStatus::Complete : RunStatus::Inconclusive;
+}
+
+bool ModelRun::path_completed(std::string_view path, int concurrency_level) const {
+  for (const auto& done : paths_done)
+    if (done.ok && done.path == path && done.concurrency == concurrency_level) return true;
+  return false;
+}
+
+}  // namespace kvlint::confirm

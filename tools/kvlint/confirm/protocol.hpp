@@ -1,0 +1,129 @@
+// The harness -> host protocol (runtime-protocol.md): one JSON object per line
+// on the child's stdout. parse_event_line() turns a line into a typed event;
+// ModelRun accumulates one child's events plus how the child ended.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace kvlint::confirm {
+
+struct StartEvent {
+  std::string model;
+  int64_t pid = 0;
+  std::string python, torch, transformers, device;
+};
+
+// One distinct creation site per path per concurrency, aggregated at peak.
+struct CacheEvent {
+  std::string model, path;
+  int concurrency = 0;
+  std::string cache_class;  // "DynamicCache"
+  std::string file;         // absolute, as the harness saw it
+  uint32_t line = 0;
+  std::string owner;
+  int64_t rows = 0, positions = 0, layers = 0, bytes = 0, bytes_per_row = 0, objects = 0;
+  bool alive_after_step = false, in_capture = false;
+  std::vector<int64_t> growth;
+};
+
+struct CaptureEvent {
+  std::string model, path;
+  int concurrency = 0;
+  std::string kind, file;
+  uint32_t line = 0;
+  std::string owner;
+  int64_t count = 0;
+  std::optional<int64_t> resident_bytes;
+};
+
+struct DeclarationEvent {
+  std::string model, path;
+  int concurrency = 0;
+  std::string owner, name;
+  int64_t bytes_per_row = 0;
+  std::string rows_driver;  // "FIXED" | "MAX_NUM_SEQS"
+  std::optional<int64_t> rows_fixed;
+  int64_t rows = 0, total_bytes = 0, capacity = 0;
+  std::string scope, capacity_source;
+  bool declared = true;
+};
+
+struct PathDoneEvent {
+  std::string model, path;
+  int concurrency = 0;
+  bool ok = false;
+};
+
+struct ErrorEvent {
+  std::string model, path;  // path empty: model-wide (import, build)
+  std::optional<int> concurrency;
+  std::string kind;  // "exception" | "memory" | "import"
+  std::string message;
+};
+
+struct EndEvent {
+  std::string model;
+};
+
+using HarnessEvent =
+    std::variant<StartEvent, CacheEvent, CaptureEvent, DeclarationEvent, PathDoneEvent, ErrorEvent, EndEvent>;
+
+// Parses one stdout line. Returns nullopt and sets `error` when the line is not
+// a JSON object, names no known event, or lacks a field the event needs.
+std::optional<HarnessEvent> parse_event_line(std::string_view line, std::string& error);
+
+enum class RunStatus { NotRun, Complete, Inconclusive };
+std::string_view to_string(RunStatus status);
+
+// How the child process ended (filled by the host from ChildExit).
+struct ProcessEnd {
+  bool spawned = false;
+  std::string spawn_error;
+  bool timed_out = false;
+  double timeout_s = 0;
+  int exit_code = -1;  // -1 when killed by a signal
+  int signal = 0;
+  std::string stderr_tail;
+};
+
+// Everything one boot entry's child reported, kept even when it died midway.
+struct ModelRun {
+  std::string name;
+  std::vector<std::string> owners;  // owner classes the entry boots (config)
+  std::vector<std::string> paths;   // paths the entry was asked to drive
+  std::vector<int> concurrency;
+  std::optional<StartEvent> start;
+  std::vector<CacheEvent> caches;
+  std::vector<CaptureEvent> captures;
+  std::vector<DeclarationEvent> declarations;
+  std::vector<PathDoneEvent> paths_done;
+  std::vector<ErrorEvent> errors;
+  bool ended = false;   // an "end" event arrived
+  std::string garbage;  // first line that broke the protocol (empty: none)
+  ProcessEnd process;
+  std::optional<int64_t> gpu_peak_bytes;  // NVML, sampled from outside; nullopt: not sampled
+
+  RunStatus status = RunStatus::NotRun;
+  std::string reason;  // why inconclusive
+
+  // Feeds one stdout line. After the first garbage line later lines are ignored
+  // (the stream can no longer be trusted), but what came before is kept.
+  void feed_line(std::string_view line);
+  void apply(const HarnessEvent& event);
+  // Sets status and reason from the events and the process end. Priority of
+  // reasons: timeout, signal, out of memory, garbage, import error, exit status,
+  // missing "end".
+  void finish();
+
+  bool path_completed(std::string_view path, int concurrency) const;
+};
+
+// "SIGSEGV" for 11; "signal N" when unnamed.
+std::string signal_name(int signal);
+
+}  // namespace kvlint::confirm

@@ -1,0 +1,620 @@
+#include "tools/kvlint/confirm/reconcile.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace kvlint::confirm {
+namespace fs = std::filesystem;
+
+std::string_view to_string(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::Confirmed:
+      return "confirmed";
+    case Verdict::Refuted:
+      return "refuted";
+    case Verdict::NotExercised:
+      return "not-exercised";
+    case Verdict::Inconclusive:
+      return "inconclusive";
+    case Verdict::NotChecked:
+      return "not-checked";
+  }
+  return "not-checked";
+}
+
+std::string format_bytes(int64_t bytes) {
+  constexpr double kKiB = 1024.0, kMiB = 1024.0 * 1024.0;
+  const double magnitude = std::fabs(static_cast<double>(bytes));
+  if (magnitude >= kMiB) return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / kMiB);
+  if (magnitude >= kKiB) {
+    if (bytes % 1024 == 0) return fmt::format("{} KiB", bytes / 1024);
+    return fmt::format("{:.2f} KiB", static_cast<double>(bytes) / kKiB);
+  }
+  return fmt::format("{} B", bytes);
+}
+
+bool ConfirmReport::any_confirmed() const {
+  return std::any_of(results.begin(), results.end(),
+                     [](const FindingResult& r) { return r.verdict == Verdict::Confirmed; });
+}
+
+int ConfirmReport::exit_code() const {
+  return any_confirmed() || !runtime_findings.empty() ? 1 : 0;
+}
+
+namespace {
+
+// A source position compared by real path.
+using Site = std::pair<std::string, uint32_t>;
+
+std::string real_path(const fs::path& path, const std::vector<fs::path>& bases) {
+  std::error_code ec;
+  if (path.is_relative()) {
+    for (const auto& base : bases) {
+      fs::path candidate = base / path;
+      if (fs::exists(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
+    }
+  }
+  fs::path canonical = fs::weakly_canonical(path, ec);
+  return ec ? path.lexically_normal().string() : canonical.string();
+}
+
+bool is_eager_path(std::string_view path) {
+  return path == "eager" || path == "enforce_eager";
+}
+
+// The harness names a cache's owner after the class defining the running method,
+// which may be a base class of the declaring module; an entry's `owners` lists
+// such related classes together, so owners are the same when both are listed.
+bool same_owner(const ModelRun& run, const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return false;
+  if (a == b) return true;
+  auto listed = [&run](const std::string& name) {
+    return std::find(run.owners.begin(), run.owners.end(), name) != run.owners.end();
+  };
+  return listed(a) && listed(b);
+}
+
+bool ran_on_cuda(const ModelRun& run) {
+  return run.start && run.start->device.rfind("cuda", 0) == 0;
+}
+
+std::string rows_text(const DeclarationEvent& d) {
+  if (d.rows_driver == "FIXED") return fmt::format("FIXED rows_fixed={}", d.rows_fixed.value_or(0));
+  return fmt::format("{} rows={}", d.rows_driver.empty() ? "rows" : d.rows_driver, d.rows);
+}
+
+ObservedEvidence observed_of(const CacheEvent& c) {
+  return ObservedEvidence{c.file,          c.line,  c.cache_class, c.owner,     c.rows,
+                          c.bytes_per_row, c.bytes, c.objects,     c.positions, c.layers};
+}
+
+DeclaredEvidence declared_of(const DeclarationEvent& d) {
+  return DeclaredEvidence{d.owner, d.name,          d.rows_driver, d.rows_fixed,
+                          d.rows,  d.bytes_per_row, d.total_bytes};
+}
+
+bool within_tolerance(int64_t declared, int64_t observed, double tolerance) {
+  const double reference = static_cast<double>(std::max<int64_t>(std::llabs(observed), 1));
+  return std::fabs(static_cast<double>(declared - observed)) / reference <= tolerance;
+}
+
+class Reconciler {
+ public:
+  Reconciler(const std::vector<ModelRun>& runs, const ReconcileOptions& options)
+      : runs_(runs), options_(options) {
+    for (const auto& run : runs_)
+      for (const auto& cache : run.caches) canonical_.emplace(cache.file, real_path(cache.file, {}));
+    for (const auto& run : runs_)
+      for (const auto& capture : run.captures) canonical_.emplace(capture.file, real_path(capture.file, {}));
+  }
+
+  FindingResult reconcile(const InputFinding& input) {
+    FindingResult result{input, Verdict::NotChecked, {}};
+    const auto& f = input.finding;
+    primary_ = Site{real_path(f.loc.file, options_.bases), f.loc.line};
+    sites_.clear();
+    sites_.insert(primary_);
+    for (const auto& related : f.related)
+      sites_.insert(Site{real_path(related.loc.file, options_.bases), related.loc.line});
+    booting_.clear();
+    for (const auto& run : runs_)
+      if (std::find(run.owners.begin(), run.owners.end(), f.owner_class) != run.owners.end())
+        booting_.push_back(&run);
+
+    const std::string& code = f.code;
+    if (code == "KV101" || code == "KV102")
+      presence(f, result);
+    else if (code == "KV202")
+      fixed_rows(f, result);
+    else if (code == "KV203")
+      serialized(f, result);
+    else if (code == "KV301")
+      unconditional(f, result);
+    else if (code == "KV302")
+      wrapper_declaration(f, result);
+    else if (code == "KV303")
+      eager_capture(f, result);
+    else
+      result.evidence.summary = "static only: the runtime companion does not check this rule";
+    return result;
+  }
+
+  std::vector<RuntimeFinding> runtime_findings(const std::vector<InputFinding>& findings) {
+    std::set<Site> named;
+    for (const auto& input : findings) {
+      named.insert(Site{real_path(input.finding.loc.file, options_.bases), input.finding.loc.line});
+      for (const auto& related : input.finding.related)
+        named.insert(Site{real_path(related.loc.file, options_.bases), related.loc.line});
+    }
+    std::vector<RuntimeFinding> out;
+    std::set<std::tuple<std::string, std::string, uint32_t>> reported;  // code, real file, line
+    for (const auto& run : runs_) {
+      for (const auto& cache : run.caches) {
+        const Site site{canonical_.at(cache.file), cache.line};
+        auto declarations = declarations_of(run, cache.path, cache.concurrency, cache.owner);
+        bool owner_declares_anywhere = false;
+        for (const auto& d : run.declarations)
+          if (d.declared && same_owner(run, d.owner, cache.owner)) owner_declares_anywhere = true;
+        const DeclarationEvent* closest = closest_declaration(declarations, cache.bytes_per_row);
+        if (closest != nullptr &&
+            !within_tolerance(closest->bytes_per_row, cache.bytes_per_row, options_.tolerance)) {
+          if (!reported.insert({"RT002", site.first, site.second}).second) continue;
+          RuntimeFinding rt{
+              "RT002", "declared-bytes-drift", Severity::Error, cache.file, cache.line, cache.owner, {}, {}};
+          rt.evidence = group_evidence(run, cache.path, cache.concurrency);
+          rt.evidence.observed = observed_of(cache);
+          rt.evidence.declared = declared_of(*closest);
+          rt.message = fmt::format(
+              "{} declares {} per row for \"{}\", observed {} per row ({} at {}:{}) on path {} at "
+              "concurrency {}, beyond the {:g}% tolerance",
+              cache.owner, format_bytes(closest->bytes_per_row), closest->name,
+              format_bytes(cache.bytes_per_row), cache.cache_class, cache.file, cache.line, cache.path,
+              cache.concurrency, options_.tolerance * 100);
+          rt.evidence.summary =
+              fmt::format("declared {} per row, observed {} per row", format_bytes(closest->bytes_per_row),
+                          format_bytes(cache.bytes_per_row));
+          out.push_back(std::move(rt));
+          continue;
+        }
+        if (named.count(site) != 0 || owner_declares_anywhere) continue;
+        if (!reported.insert({"RT001", site.first, site.second}).second) continue;
+        RuntimeFinding rt{
+            "RT001", "unflagged-cache", Severity::Warning, cache.file, cache.line, cache.owner, {}, {}};
+        rt.evidence = group_evidence(run, cache.path, cache.concurrency);
+        rt.evidence.observed = observed_of(cache);
+        rt.message = fmt::format(
+            "{} created at {}:{} (owner {}) holds {} per row and no static finding names it and "
+            "no declaration covers it: a blind spot of the analyzer",
+            cache.cache_class.empty() ? "a cache" : cache.cache_class, cache.file, cache.line,
+            cache.owner.empty() ? "unknown" : cache.owner, format_bytes(cache.bytes_per_row));
+        rt.evidence.summary = fmt::format("observed rows={} at concurrency {} ({}/row), undeclared",
+                                          cache.rows, cache.concurrency, format_bytes(cache.bytes_per_row));
+        out.push_back(std::move(rt));
+      }
+    }
+    std::sort(out.begin(), out.end(), [](const RuntimeFinding& a, const RuntimeFinding& b) {
+      return std::tie(a.file, a.line, a.code) < std::tie(b.file, b.line, b.code);
+    });
+    return out;
+  }
+
+ private:
+  struct Group {
+    std::string path;
+    int concurrency;
+    bool operator<(const Group& o) const {
+      return std::tie(path, concurrency) < std::tie(o.path, o.concurrency);
+    }
+  };
+
+  static std::set<Group> groups_of(const ModelRun& run) {
+    std::set<Group> groups;
+    for (const auto& c : run.caches) groups.insert({c.path, c.concurrency});
+    for (const auto& c : run.captures) groups.insert({c.path, c.concurrency});
+    for (const auto& d : run.declarations) groups.insert({d.path, d.concurrency});
+    for (const auto& p : run.paths_done) groups.insert({p.path, p.concurrency});
+    return groups;
+  }
+
+  Evidence group_evidence(const ModelRun& run, const std::string& path, int concurrency) const {
+    Evidence e;
+    e.model = run.name;
+    e.path = path;
+    e.concurrency = concurrency;
+    e.gpu_peak_bytes = run.gpu_peak_bytes;
+    return e;
+  }
+
+  bool at_site(const CacheEvent& c, const Site& site) const {
+    return c.line == site.second && canonical_.at(c.file) == site.first;
+  }
+
+  // Caches of the finding in one group: created at one of its sites, else owned by its owner class.
+  std::vector<const CacheEvent*> finding_caches(const ModelRun& run, const Group& g,
+                                                const std::string& owner) const {
+    std::vector<const CacheEvent*> by_site, by_owner;
+    for (const auto& c : run.caches) {
+      if (c.path != g.path || c.concurrency != g.concurrency) continue;
+      bool site_match =
+          std::any_of(sites_.begin(), sites_.end(), [&](const Site& s) { return at_site(c, s); });
+      if (site_match)
+        by_site.push_back(&c);
+      else if (same_owner(run, c.owner, owner))
+        by_owner.push_back(&c);
+    }
+    return by_site.empty() ? by_owner : by_site;
+  }
+
+  static std::vector<const DeclarationEvent*> declarations_of(const ModelRun& run, const std::string& path,
+                                                              int concurrency, const std::string& owner) {
+    std::vector<const DeclarationEvent*> out;
+    for (const auto& d : run.declarations)
+      if (d.declared && d.path == path && d.concurrency == concurrency && same_owner(run, d.owner, owner))
+        out.push_back(&d);
+    return out;
+  }
+
+  static const DeclarationEvent* closest_declaration(const std::vector<const DeclarationEvent*>& declarations,
+                                                     int64_t bytes_per_row) {
+    const DeclarationEvent* best = nullptr;
+    for (const auto* d : declarations)
+      if (best == nullptr ||
+          std::llabs(d->bytes_per_row - bytes_per_row) < std::llabs(best->bytes_per_row - bytes_per_row))
+        best = d;
+    return best;
+  }
+
+  static const CacheEvent* widest(const std::vector<const CacheEvent*>& caches) {
+    const CacheEvent* best = nullptr;
+    for (const auto* c : caches)
+      if (best == nullptr || c->rows > best->rows) best = c;
+    return best;
+  }
+
+  // When no evidence decided: the first inconclusive run booting the owner, else `otherwise`.
+  void undecided(const Finding& f, FindingResult& result, Verdict otherwise, std::string summary) const {
+    for (const auto* run : booting_) {
+      if (run->status == RunStatus::Inconclusive) {
+        result.verdict = Verdict::Inconclusive;
+        result.evidence = Evidence{};
+        result.evidence.model = run->name;
+        result.evidence.gpu_peak_bytes = run->gpu_peak_bytes;
+        result.evidence.summary = run->reason;
+        return;
+      }
+    }
+    if (booting_.empty()) {
+      result.verdict = Verdict::NotExercised;
+      result.evidence.summary = fmt::format("no boot entry that was run covers {}", f.owner_class);
+      return;
+    }
+    result.verdict = otherwise;
+    if (result.evidence.model.empty()) result.evidence.model = booting_.front()->name;
+    result.evidence.summary = std::move(summary);
+  }
+
+  // Path errors of the booting runs, for "nothing completed" summaries.
+  std::string path_errors() const {
+    std::string out;
+    for (const auto* run : booting_)
+      for (const auto& e : run->errors)
+        out += fmt::format("{}{} {} {}: {}", out.empty() ? "; " : ", ", run->name, e.path, e.kind, e.message);
+    return out;
+  }
+
+  void presence(const Finding& f, FindingResult& result) const {
+    // The widest cache created at the finding's line, over every run.
+    const ModelRun* site_run = nullptr;
+    const CacheEvent* site_cache = nullptr;
+    for (const auto& run : runs_)
+      for (const auto& c : run.caches)
+        if (at_site(c, primary_) && (site_cache == nullptr || c.rows > site_cache->rows)) {
+          site_run = &run;
+          site_cache = &c;
+        }
+    if (site_cache != nullptr) {
+      const CacheEvent& c = *site_cache;
+      auto declarations = declarations_of(*site_run, c.path, c.concurrency, f.owner_class);
+      for (const auto* d : declarations_of(*site_run, c.path, c.concurrency, c.owner))
+        if (std::find(declarations.begin(), declarations.end(), d) == declarations.end())
+          declarations.push_back(d);
+      const DeclarationEvent* d = closest_declaration(declarations, c.bytes_per_row);
+      result.evidence = group_evidence(*site_run, c.path, c.concurrency);
+      result.evidence.observed = observed_of(c);
+      if (d != nullptr) result.evidence.declared = declared_of(*d);
+      auto observed = fmt::format("observed {} rows={} at concurrency {} ({}/row)",
+                                  c.cache_class.empty() ? "cache" : c.cache_class, c.rows, c.concurrency,
+                                  format_bytes(c.bytes_per_row));
+      // A declaration the runtime collected that covers these bytes means the cache is declared after all
+      // (through a hop or inheritance the static analysis did not follow).
+      if (d != nullptr && within_tolerance(d->bytes_per_row, c.bytes_per_row, options_.tolerance)) {
+        result.verdict = Verdict::Refuted;
+        result.evidence.summary = fmt::format("{}, but {} declares it ({}, {}/row)", observed, d->owner,
+                                              rows_text(*d), format_bytes(d->bytes_per_row));
+      } else {
+        result.verdict = Verdict::Confirmed;
+        result.evidence.summary = d != nullptr
+                                      ? fmt::format("{}, closest declaration {} ({}/row) does not cover it",
+                                                    observed, rows_text(*d), format_bytes(d->bytes_per_row))
+                                      : observed + ", no declaration";
+      }
+      return;
+    }
+    std::vector<std::string> completed;
+    for (const auto* run : booting_)
+      for (const auto& done : run->paths_done)
+        if (done.ok) completed.push_back(fmt::format("{} c={}", done.path, done.concurrency));
+    if (!completed.empty()) {
+      std::string list;
+      for (const auto& c : completed) list += (list.empty() ? "" : ", ") + c;
+      undecided(
+          f, result, Verdict::Refuted,
+          fmt::format("no cache created at {}:{} on completed paths ({})", f.loc.file, f.loc.line, list));
+      return;
+    }
+    undecided(f, result, Verdict::Inconclusive, "no path of the entry ran to completion" + path_errors());
+  }
+
+  void fixed_rows(const Finding& f, FindingResult& result) {
+    bool any_fixed = false;
+    const CacheEvent* refuting = nullptr;
+    const ModelRun* refuting_run = nullptr;
+    const DeclarationEvent* refuting_decl = nullptr;
+    for (const auto* run : booting_) {
+      for (const auto& g : groups_of(*run)) {
+        auto caches = finding_caches(*run, g, f.owner_class);
+        std::vector<const DeclarationEvent*> fixed;
+        for (const auto* d : declarations_of(*run, g.path, g.concurrency, f.owner_class))
+          if (d->rows_driver == "FIXED") fixed.push_back(d);
+        if (fixed.empty()) continue;
+        any_fixed = true;
+        const CacheEvent* cache = widest(caches);
+        if (cache == nullptr) continue;
+        const DeclarationEvent* d = closest_declaration(fixed, cache->bytes_per_row);
+        const int64_t rows_fixed = d->rows_fixed.value_or(1);
+        if (cache->rows > rows_fixed) {
+          result.verdict = Verdict::Confirmed;
+          result.evidence = group_evidence(*run, g.path, g.concurrency);
+          result.evidence.observed = observed_of(*cache);
+          result.evidence.declared = declared_of(*d);
+          result.evidence.summary =
+              fmt::format("declared FIXED rows_fixed={}, observed rows={} at concurrency {} ({}/row)",
+                          rows_fixed, cache->rows, g.concurrency, format_bytes(cache->bytes_per_row));
+          return;
+        }
+        if (g.concurrency > rows_fixed && run->path_completed(g.path, g.concurrency) && refuting == nullptr) {
+          refuting = cache;
+          refuting_run = run;
+          refuting_decl = d;
+        }
+      }
+    }
+    if (refuting != nullptr) {
+      result.evidence = group_evidence(*refuting_run, refuting->path, refuting->concurrency);
+      result.evidence.observed = observed_of(*refuting);
+      result.evidence.declared = declared_of(*refuting_decl);
+      undecided(f, result, Verdict::Refuted,
+                fmt::format("declared FIXED rows_fixed={}, observed rows={} at concurrency {} ({}/row)",
+                            refuting_decl->rows_fixed.value_or(1), refuting->rows, refuting->concurrency,
+                            format_bytes(refuting->bytes_per_row)));
+      return;
+    }
+    undecided(f, result, any_fixed ? Verdict::NotExercised : Verdict::Inconclusive,
+              any_fixed
+                  ? "no completed path ran above rows_fixed with the cache observed"
+                  : fmt::format("no FIXED declaration of {} was collected", f.owner_class) + path_errors());
+  }
+
+  void serialized(const Finding& f, FindingResult& result) {
+    const CacheEvent* refuting = nullptr;
+    const ModelRun* refuting_run = nullptr;
+    const DeclarationEvent* refuting_decl = nullptr;
+    for (const auto* run : booting_) {
+      for (const auto& g : groups_of(*run)) {
+        if (g.concurrency <= 1 || !run->path_completed(g.path, g.concurrency)) continue;
+        const CacheEvent* cache = widest(finding_caches(*run, g, f.owner_class));
+        if (cache == nullptr) continue;
+        std::vector<const DeclarationEvent*> scaling;
+        for (const auto* d : declarations_of(*run, g.path, g.concurrency, f.owner_class))
+          if (d->rows_driver == "MAX_NUM_SEQS") scaling.push_back(d);
+        const DeclarationEvent* d = closest_declaration(scaling, cache->bytes_per_row);
+        if (d == nullptr) continue;
+        auto summary =
+            fmt::format("declared MAX_NUM_SEQS rows={}, observed rows={} at concurrency {} ({}/row)", d->rows,
+                        cache->rows, g.concurrency, format_bytes(cache->bytes_per_row));
+        if (cache->rows <= 1 && d->rows > 1) {
+          result.verdict = Verdict::Confirmed;
+          result.evidence = group_evidence(*run, g.path, g.concurrency);
+          result.evidence.observed = observed_of(*cache);
+          result.evidence.declared = declared_of(*d);
+          result.evidence.summary = summary;
+          return;
+        }
+        if (refuting == nullptr) {
+          refuting = cache;
+          refuting_run = run;
+          refuting_decl = d;
+        }
+      }
+    }
+    if (refuting != nullptr) {
+      result.evidence = group_evidence(*refuting_run, refuting->path, refuting->concurrency);
+      result.evidence.observed = observed_of(*refuting);
+      result.evidence.declared = declared_of(*refuting_decl);
+      undecided(f, result, Verdict::Refuted,
+                fmt::format("declared MAX_NUM_SEQS rows={}, observed rows={} at concurrency {} ({}/row)",
+                            refuting_decl->rows, refuting->rows, refuting->concurrency,
+                            format_bytes(refuting->bytes_per_row)));
+      return;
+    }
+    undecided(f, result, Verdict::NotExercised,
+              "no completed path above concurrency 1 observed the cache with a MAX_NUM_SEQS declaration");
+  }
+
+  void unconditional(const Finding& f, FindingResult& result) {
+    const ModelRun* inert_run = nullptr;
+    std::string inert_path;
+    int inert_concurrency = 0;
+    for (const auto* run : booting_) {
+      for (const auto& g : groups_of(*run)) {
+        if (!run->path_completed(g.path, g.concurrency)) continue;
+        if (!finding_caches(*run, g, f.owner_class).empty()) continue;  // this path allocates
+        auto declarations = declarations_of(*run, g.path, g.concurrency, f.owner_class);
+        const DeclarationEvent* reporting = nullptr;
+        for (const auto* d : declarations)
+          if (d->total_bytes > 0 && (reporting == nullptr || d->total_bytes > reporting->total_bytes))
+            reporting = d;
+        if (reporting != nullptr) {
+          result.verdict = Verdict::Confirmed;
+          result.evidence = group_evidence(*run, g.path, g.concurrency);
+          result.evidence.declared = declared_of(*reporting);
+          result.evidence.summary = fmt::format(
+              "path {} allocates nothing at concurrency {}, yet the declaration reports {} ({}, {}/row)",
+              g.path, g.concurrency, format_bytes(reporting->total_bytes), rows_text(*reporting),
+              format_bytes(reporting->bytes_per_row));
+          return;
+        }
+        if (inert_run == nullptr) {
+          inert_run = run;
+          inert_path = g.path;
+          inert_concurrency = g.concurrency;
+        }
+      }
+    }
+    if (inert_run != nullptr) {
+      result.evidence = group_evidence(*inert_run, inert_path, inert_concurrency);
+      undecided(f, result, Verdict::Refuted,
+                fmt::format("path {} allocates nothing at concurrency {} and the declaration reports nothing",
+                            inert_path, inert_concurrency));
+      return;
+    }
+    undecided(f, result, Verdict::NotExercised, "no completed path ran without allocating" + path_errors());
+  }
+
+  void wrapper_declaration(const Finding& f, FindingResult& result) {
+    bool eager_seen = false;
+    const ModelRun* refuting_run = nullptr;
+    std::string refuting_summary;
+    Evidence refuting_evidence;
+    for (const auto* run : booting_) {
+      for (const auto& g : groups_of(*run)) {
+        if (!is_eager_path(g.path)) continue;
+        eager_seen = true;
+        auto caches = finding_caches(*run, g, f.owner_class);
+        if (caches.empty())  // the cache may belong to the wrapped module rather than the finding's class
+          for (const auto& c : run->caches)
+            if (c.path == g.path && c.concurrency == g.concurrency) caches.push_back(&c);
+        int64_t allocated = 0;
+        for (const auto* c : caches) allocated += c->bytes;
+        int64_t collected = 0;
+        for (const auto& d : run->declarations)
+          if (d.declared && d.path == g.path && d.concurrency == g.concurrency) collected += d.total_bytes;
+        Evidence e = group_evidence(*run, g.path, g.concurrency);
+        e.collected_total_bytes = collected;
+        if (const CacheEvent* widest_cache = widest(caches)) e.observed = observed_of(*widest_cache);
+        if (allocated > 0 && collected == 0) {
+          result.verdict = Verdict::Confirmed;
+          result.evidence = e;
+          result.evidence.summary =
+              fmt::format("eager path {} allocates {} at concurrency {}, the collected declarations report 0",
+                          g.path, format_bytes(allocated), g.concurrency);
+          return;
+        }
+        if (refuting_run == nullptr && run->path_completed(g.path, g.concurrency)) {
+          refuting_run = run;
+          refuting_evidence = e;
+          refuting_summary =
+              allocated == 0 ? fmt::format("eager path {} allocates nothing", g.path)
+                             : fmt::format("eager path {} allocates {}, the collected declarations report {}",
+                                           g.path, format_bytes(allocated), format_bytes(collected));
+        }
+      }
+    }
+    if (refuting_run != nullptr) {
+      result.evidence = refuting_evidence;
+      undecided(f, result, Verdict::Refuted, refuting_summary);
+      return;
+    }
+    undecided(f, result, eager_seen ? Verdict::Inconclusive : Verdict::NotExercised,
+              eager_seen ? "the eager path did not complete" + path_errors()
+                         : std::string("the boot entry drives no eager path (eager or enforce_eager)"));
+  }
+
+  void eager_capture(const Finding& f, FindingResult& result) {
+    bool eager_seen = false, cuda_seen = false;
+    const ModelRun* refuting_run = nullptr;
+    Evidence refuting_evidence;
+    for (const auto* run : booting_) {
+      for (const auto& g : groups_of(*run)) {
+        if (!is_eager_path(g.path)) continue;
+        eager_seen = true;
+        if (!ran_on_cuda(*run)) continue;  // no capture can happen without CUDA: no evidence either way
+        cuda_seen = true;
+        const CaptureEvent* capture = nullptr;
+        for (const auto& c : run->captures) {
+          if (c.path != g.path || c.concurrency != g.concurrency) continue;
+          bool site_match = std::any_of(sites_.begin(), sites_.end(), [&](const Site& s) {
+            return c.line == s.second && canonical_.at(c.file) == s.first;
+          });
+          if (capture == nullptr || site_match || same_owner(*run, c.owner, f.owner_class)) capture = &c;
+          if (site_match) break;
+        }
+        if (capture != nullptr) {
+          result.verdict = Verdict::Confirmed;
+          result.evidence = group_evidence(*run, g.path, g.concurrency);
+          result.evidence.capture =
+              CaptureEvidence{capture->file, capture->kind, capture->owner, capture->line, capture->count};
+          result.evidence.summary = fmt::format("{} capture(s) ({}) at {}:{} on path {}", capture->count,
+                                                capture->kind, capture->file, capture->line, g.path);
+          return;
+        }
+        if (refuting_run == nullptr && run->path_completed(g.path, g.concurrency)) {
+          refuting_run = run;
+          refuting_evidence = group_evidence(*run, g.path, g.concurrency);
+        }
+      }
+    }
+    if (refuting_run != nullptr) {
+      result.evidence = refuting_evidence;
+      undecided(f, result, Verdict::Refuted, fmt::format("no capture on path {}", refuting_evidence.path));
+      return;
+    }
+    if (eager_seen && !cuda_seen) {
+      undecided(f, result, Verdict::NotExercised,
+                "graph capture needs a CUDA device; the eager path ran on the CPU");
+      return;
+    }
+    undecided(f, result, eager_seen ? Verdict::Inconclusive : Verdict::NotExercised,
+              eager_seen ? "the enforce_eager path did not complete" + path_errors()
+                         : std::string("the boot entry drives no enforce_eager path"));
+  }
+
+  const std::vector<ModelRun>& runs_;
+  const ReconcileOptions& options_;
+  std::map<std::string, std::string> canonical_;  // observed file -> real path
+  Site primary_;
+  std::set<Site> sites_;
+  std::vector<const ModelRun*> booting_;
+};
+
+}  // namespace
+
+ConfirmReport reconcile(const std::vector<InputFinding>& findings, std::vector<ModelRun> runs,
+                        const ReconcileOptions& options) {
+  ConfirmReport report;
+  report.tolerance = options.tolerance;
+  report.models = std::move(runs);
+  Reconciler reconciler(report.models, options);
+  for (const auto& input : findings) report.results.push_back(reconciler.reconcile(input));
+  report.runtime_findings = reconciler.runtime_findings(findings);
+  return report;
+}
+
+}  // namespace kvlint::confirm

@@ -1,0 +1,426 @@
+#include "tools/kvlint/confirm/writers.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+
+#include "rules/registry.hpp"
+
+namespace kvlint::confirm {
+namespace {
+
+using nlohmann::json;
+
+std::string upper(std::string_view text) {
+  std::string out(text);
+  for (auto& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+std::string location_text(const Finding& f) {
+  return fmt::format("{}:{}", f.loc.file, f.loc.line);
+}
+
+json optional_int(const std::optional<int64_t>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json evidence_json(const Evidence& e) {
+  json out = json::object();
+  out["model"] = e.model.empty() ? json(nullptr) : json(e.model);
+  out["path"] = e.path.empty() ? json(nullptr) : json(e.path);
+  out["concurrency"] = e.concurrency > 0 ? json(e.concurrency) : json(nullptr);
+  if (e.observed) {
+    const auto& o = *e.observed;
+    out["observed"] = {{"file", o.file},
+                       {"line", o.line},
+                       {"class", o.cache_class},
+                       {"owner", o.owner},
+                       {"rows", o.rows},
+                       {"bytes_per_row", o.bytes_per_row},
+                       {"bytes", o.bytes},
+                       {"objects", o.objects},
+                       {"positions", o.positions},
+                       {"layers", o.layers},
+                       {"bytes_per_row_human", format_bytes(o.bytes_per_row)}};
+  } else {
+    out["observed"] = nullptr;
+  }
+  if (e.declared) {
+    const auto& d = *e.declared;
+    out["declared"] = {{"owner", d.owner},
+                       {"name", d.name},
+                       {"rows_driver", d.rows_driver},
+                       {"rows_fixed", optional_int(d.rows_fixed)},
+                       {"rows", d.rows},
+                       {"bytes_per_row", d.bytes_per_row},
+                       {"total_bytes", d.total_bytes},
+                       {"bytes_per_row_human", format_bytes(d.bytes_per_row)}};
+  } else {
+    out["declared"] = nullptr;
+  }
+  if (e.capture) {
+    const auto& c = *e.capture;
+    out["capture"] = {
+        {"file", c.file}, {"line", c.line}, {"kind", c.kind}, {"owner", c.owner}, {"count", c.count}};
+  }
+  if (e.collected_total_bytes) out["collected_total_bytes"] = *e.collected_total_bytes;
+  out["gpu_peak_bytes"] = optional_int(e.gpu_peak_bytes);
+  out["summary"] = e.summary;
+  return out;
+}
+
+json related_json(const Finding& f) {
+  json related = json::array();
+  for (const auto& r : f.related)
+    related.push_back(
+        {{"path", r.loc.file}, {"line", r.loc.line}, {"column", r.loc.column}, {"message", r.message}});
+  return related;
+}
+
+json model_json(const ModelRun& run) {
+  json model = {{"name", run.name},
+                {"status", std::string(to_string(run.status))},
+                {"reason", run.reason.empty() ? json(nullptr) : json(run.reason)},
+                {"owners", run.owners},
+                {"paths", run.paths},
+                {"concurrency", run.concurrency},
+                {"gpu_peak_bytes", optional_int(run.gpu_peak_bytes)}};
+  if (run.start) {
+    model["runtime"] = {{"pid", run.start->pid},
+                        {"python", run.start->python},
+                        {"torch", run.start->torch},
+                        {"transformers", run.start->transformers},
+                        {"device", run.start->device}};
+  } else {
+    model["runtime"] = nullptr;
+  }
+  model["process"] = {
+      {"exit_code", run.process.spawned && run.process.signal == 0 && !run.process.timed_out
+                        ? json(run.process.exit_code)
+                        : json(nullptr)},
+      {"signal", run.process.signal != 0 ? json(signal_name(run.process.signal)) : json(nullptr)},
+      {"timed_out", run.process.timed_out},
+      {"stderr_tail", run.process.stderr_tail}};
+  json caches = json::array();
+  for (const auto& c : run.caches)
+    caches.push_back({{"path", c.path},
+                      {"concurrency", c.concurrency},
+                      {"class", c.cache_class},
+                      {"file", c.file},
+                      {"line", c.line},
+                      {"owner", c.owner},
+                      {"rows", c.rows},
+                      {"positions", c.positions},
+                      {"layers", c.layers},
+                      {"bytes", c.bytes},
+                      {"bytes_per_row", c.bytes_per_row},
+                      {"objects", c.objects},
+                      {"alive_after_step", c.alive_after_step},
+                      {"in_capture", c.in_capture},
+                      {"growth", c.growth}});
+  json captures = json::array();
+  for (const auto& c : run.captures)
+    captures.push_back({{"path", c.path},
+                        {"concurrency", c.concurrency},
+                        {"kind", c.kind},
+                        {"file", c.file},
+                        {"line", c.line},
+                        {"owner", c.owner},
+                        {"count", c.count},
+                        {"resident_bytes", optional_int(c.resident_bytes)}});
+  json declarations = json::array();
+  for (const auto& d : run.declarations)
+    declarations.push_back({{"path", d.path},
+                            {"concurrency", d.concurrency},
+                            {"owner", d.owner},
+                            {"name", d.name},
+                            {"bytes_per_row", d.bytes_per_row},
+                            {"rows_driver", d.rows_driver},
+                            {"rows_fixed", optional_int(d.rows_fixed)},
+                            {"rows", d.rows},
+                            {"total_bytes", d.total_bytes},
+                            {"capacity", d.capacity},
+                            {"scope", d.scope},
+                            {"capacity_source", d.capacity_source},
+                            {"declared", d.declared}});
+  json paths_done = json::array();
+  for (const auto& p : run.paths_done)
+    paths_done.push_back({{"path", p.path}, {"concurrency", p.concurrency}, {"ok", p.ok}});
+  json errors = json::array();
+  for (const auto& e : run.errors)
+    errors.push_back({{"path", e.path.empty() ? json(nullptr) : json(e.path)},
+                      {"concurrency", e.concurrency ? json(*e.concurrency) : json(nullptr)},
+                      {"kind", e.kind},
+                      {"message", e.message}});
+  model["observed"] = {{"caches", caches},
+                       {"captures", captures},
+                       {"declarations", declarations},
+                       {"paths_done", paths_done},
+                       {"errors", errors}};
+  return model;
+}
+
+std::string sarif_level(Severity severity) {
+  switch (severity) {
+    case Severity::Error:
+      return "error";
+    case Severity::Warning:
+      return "warning";
+    case Severity::Info:
+      return "note";
+  }
+  return "warning";
+}
+
+// SARIF wants URI references: absolute paths become file:// URIs, unsafe bytes are escaped.
+std::string to_uri(const std::string& path) {
+  std::string out;
+  if (!path.empty() && path.front() == '/') out = "file://";
+  for (unsigned char ch : path) {
+    if (std::isalnum(ch) || std::strchr("/-._~", ch) != nullptr)
+      out += static_cast<char>(ch);
+    else
+      out += fmt::format("%{:02X}", ch);
+  }
+  return out;
+}
+
+json sarif_location(const std::string& path, uint32_t line, uint32_t column) {
+  json region = {{"startLine", std::max<uint32_t>(line, 1)}};
+  if (column > 0) region["startColumn"] = column;
+  return {{"physicalLocation", {{"artifactLocation", {{"uri", to_uri(path)}}}, {"region", region}}}};
+}
+
+}  // namespace
+
+std::string model_progress_line(const ModelRun& run) {
+  std::string line = fmt::format("kvlint confirm: model {}: {}", run.name, to_string(run.status));
+  if (!run.reason.empty()) line += fmt::format(" ({})", run.reason);
+  line += fmt::format("; {} cache site(s), {} capture(s), {} declaration(s)", run.caches.size(),
+                      run.captures.size(), run.declarations.size());
+  if (run.gpu_peak_bytes) line += fmt::format("; GPU peak {}", format_bytes(*run.gpu_peak_bytes));
+  return line;
+}
+
+std::string render_text(const ConfirmReport& report) {
+  std::map<std::string_view, int> counts;
+  for (const auto& r : report.results) ++counts[to_string(r.verdict)];
+  std::string out =
+      fmt::format("kvlint confirm: {} model(s), {} finding(s)", report.models.size(), report.results.size());
+  for (auto verdict : {Verdict::Confirmed, Verdict::Refuted, Verdict::NotExercised, Verdict::Inconclusive,
+                       Verdict::NotChecked})
+    if (counts.count(to_string(verdict)) != 0)
+      out += fmt::format(", {} {}", counts[to_string(verdict)], to_string(verdict));
+  out += fmt::format(", {} runtime-only\n", report.runtime_findings.size());
+
+  auto result_line = [](const FindingResult& r) {
+    return fmt::format("  {} {} {} {}: {}\n", upper(to_string(r.verdict)), r.input.finding.code,
+                       location_text(r.input.finding), r.input.finding.owner_class, r.evidence.summary);
+  };
+  for (const auto& run : report.models) {
+    out += fmt::format("\nmodel {}: {}", run.name, to_string(run.status));
+    if (!run.reason.empty()) out += fmt::format(": {}", run.reason);
+    if (run.start)
+      out += fmt::format(" (python {}, torch {}, transformers {}, device {})", run.start->python,
+                         run.start->torch, run.start->transformers, run.start->device);
+    if (run.gpu_peak_bytes) out += fmt::format(", GPU peak {}", format_bytes(*run.gpu_peak_bytes));
+    out += "\n";
+    for (const auto& r : report.results)
+      if (r.evidence.model == run.name) out += result_line(r);
+  }
+  bool header = false;
+  for (const auto& r : report.results) {
+    bool tied = false;
+    for (const auto& run : report.models) tied = tied || r.evidence.model == run.name;
+    if (tied) continue;
+    if (!header) out += "\nnot tied to a model run:\n";
+    header = true;
+    out += result_line(r);
+  }
+  if (!report.runtime_findings.empty()) out += "\nruntime-only findings:\n";
+  for (const auto& rt : report.runtime_findings)
+    out += fmt::format("  {} {} {} {}:{} {}: {}\n", rt.code, to_string(rt.severity), rt.name, rt.file,
+                       rt.line, rt.owner.empty() ? "?" : rt.owner, rt.message);
+  return out;
+}
+
+nlohmann::json to_json(const ConfirmReport& report, std::string_view tool_version) {
+  json models = json::array();
+  for (const auto& run : report.models) models.push_back(model_json(run));
+  json results = json::array();
+  std::map<std::string, int> by_verdict;
+  for (const auto& r : report.results) {
+    const auto& f = r.input.finding;
+    ++by_verdict[std::string(to_string(r.verdict))];
+    results.push_back({{"code", f.code},
+                       {"name", r.input.name},
+                       {"severity", std::string(to_string(f.severity))},
+                       {"path", f.loc.file},
+                       {"line", f.loc.line},
+                       {"column", f.loc.column},
+                       {"end_line", f.loc.end_line},
+                       {"end_column", f.loc.end_column},
+                       {"owner", f.owner_class},
+                       {"message", f.message},
+                       {"related", related_json(f)},
+                       {"fingerprint", f.fingerprint},
+                       {"verdict", std::string(to_string(r.verdict))},
+                       {"evidence", evidence_json(r.evidence)}});
+  }
+  json runtime = json::array();
+  for (const auto& rt : report.runtime_findings)
+    runtime.push_back({{"code", rt.code},
+                       {"name", rt.name},
+                       {"severity", std::string(to_string(rt.severity))},
+                       {"path", rt.file},
+                       {"line", rt.line},
+                       {"owner", rt.owner},
+                       {"message", rt.message},
+                       {"evidence", evidence_json(rt.evidence)}});
+  return {{"schema", "kvlint-confirm"},
+          {"version", 1},
+          {"tool", {{"name", "kvlint"}, {"version", tool_version}}},
+          {"tolerance", report.tolerance},
+          {"models", models},
+          {"results", results},
+          {"runtime_findings", runtime},
+          {"summary",
+           {{"findings", report.results.size()},
+            {"by_verdict", by_verdict},
+            {"runtime_findings", report.runtime_findings.size()},
+            {"exit_code", report.exit_code()}}}};
+}
+
+std::string render_json(const ConfirmReport& report, std::string_view tool_version) {
+  return to_json(report, tool_version).dump(2) + "\n";
+}
+
+std::string render_sarif(const ConfirmReport& report, std::string_view tool_version) {
+  std::map<std::string, json> rules;  // id -> reportingDescriptor, ordered
+  auto add_rule = [&rules](const std::string& code, const std::string& fallback_name, Severity severity) {
+    if (rules.count(code) != 0) return;
+    json rule = {{"id", code}};
+    std::string name = fallback_name;
+    std::string summary;
+    if (const RuleInfo* info = find_rule_info(code)) {
+      name = std::string(info->name);
+      summary = std::string(info->summary);
+    }
+    if (!name.empty()) rule["name"] = name;
+    if (!summary.empty()) rule["shortDescription"] = {{"text", summary}};
+    rule["defaultConfiguration"] = {{"level", sarif_level(severity)}};
+    rules[code] = rule;
+  };
+  json results = json::array();
+  for (const auto& r : report.results) {
+    const auto& f = r.input.finding;
+    add_rule(f.code, r.input.name, f.severity);
+    json result = {
+        {"ruleId", f.code},
+        {"level", sarif_level(f.severity)},
+        {"message",
+         {{"text",
+           fmt::format("{} [runtime: {}: {}]", f.message, to_string(r.verdict), r.evidence.summary)}}},
+        {"locations", json::array({sarif_location(f.loc.file, f.loc.line, f.loc.column)})},
+        {"properties",
+         {{"verdict", std::string(to_string(r.verdict))}, {"evidence", evidence_json(r.evidence)}}}};
+    if (!f.fingerprint.empty()) result["partialFingerprints"] = {{"kvlint/v1", f.fingerprint}};
+    if (!f.related.empty()) {
+      json related = json::array();
+      int id = 0;
+      for (const auto& rel : f.related) {
+        json location = sarif_location(rel.loc.file, rel.loc.line, rel.loc.column);
+        location["id"] = id++;
+        location["message"] = {{"text", rel.message.empty() ? std::string("related") : rel.message}};
+        related.push_back(location);
+      }
+      result["relatedLocations"] = related;
+    }
+    results.push_back(result);
+  }
+  for (const auto& rt : report.runtime_findings) {
+    add_rule(rt.code, rt.name, rt.severity);
+    results.push_back({{"ruleId", rt.code},
+                       {"level", sarif_level(rt.severity)},
+                       {"message", {{"text", rt.message}}},
+                       {"locations", json::array({sarif_location(rt.file, rt.line, 0)})},
+                       {"properties", {{"verdict", "runtime"}, {"evidence", evidence_json(rt.evidence)}}}});
+  }
+  json rule_list = json::array();
+  for (auto& [code, rule] : rules) rule_list.push_back(rule);
+  json run = {{"tool",
+               {{"driver",
+                 {{"name", "kvlint"},
+                  {"version", tool_version},
+                  {"informationUri", "https://github.com/kvlint/kvlint"},
+                  {"rules", rule_list}}}}},
+              {"results", results},
+              {"properties", {{"kvlintConfirm", {{"models", json::array()}}}}}};
+  for (const auto& model : report.models)
+    run["properties"]["kvlintConfirm"]["models"].push_back(
+        {{"name", model.name}, {"status", std::string(to_string(model.status))}, {"reason", model.reason}});
+  json sarif = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+                {"version", "2.1.0"},
+                {"runs", json::array({run})}};
+  return sarif.dump(2) + "\n";
+}
+
+bool render(const ConfirmReport& report, std::string_view format, std::string_view tool_version,
+            std::string& out) {
+  if (format == "text")
+    out = render_text(report);
+  else if (format == "json")
+    out = render_json(report, tool_version);
+  else if (format == "sarif")
+    out = render_sarif(report, tool_version);
+  else
+    return false;
+  return true;
+}
+
+void write_file_atomically(const std::filesystem::path& target, std::string_view content) {
+  namespace fs = std::filesystem;
+  fs::path directory = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  std::string pattern = (directory / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  int fd = ::mkstemp(pattern.data());
+  if (fd < 0)
+    throw std::runtime_error(
+        fmt::format("{}: cannot create a temporary file: {}", target.string(), std::strerror(errno)));
+  auto fail = [&](const char* what) {
+    int saved = errno;
+    ::close(fd);
+    ::unlink(pattern.c_str());
+    throw std::runtime_error(fmt::format("{}: {}: {}", target.string(), what, std::strerror(saved)));
+  };
+  std::size_t written = 0;
+  while (written < content.size()) {
+    ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("write");
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0) fail("sync");
+  if (::close(fd) != 0) {
+    int saved = errno;
+    ::unlink(pattern.c_str());
+    throw std::runtime_error(fmt::format("{}: close: {}", target.string(), std::strerror(saved)));
+  }
+  if (::rename(pattern.c_str(), target.c_str()) != 0) {
+    int saved = errno;
+    ::unlink(pattern.c_str());
+    throw std::runtime_error(fmt::format("{}: rename: {}", target.string(), std::strerror(saved)));
+  }
+}
+
+}  // namespace kvlint::confirm

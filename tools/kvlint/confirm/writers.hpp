@@ -1,0 +1,30 @@
+// Renders a ConfirmReport as text, JSON ("kvlint-confirm" v1, see FORMAT.md) or
+// SARIF 2.1.0, and writes output atomically.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "tools/kvlint/confirm/reconcile.hpp"
+
+namespace kvlint::confirm {
+
+std::string render_text(const ConfirmReport& report);
+nlohmann::json to_json(const ConfirmReport& report, std::string_view tool_version);
+std::string render_json(const ConfirmReport& report, std::string_view tool_version);
+std::string render_sarif(const ConfirmReport& report, std::string_view tool_version);
+// Renders in `format` ("text" | "json" | "sarif"); false for an unknown format.
+bool render(const ConfirmReport& report, std::string_view format, std::string_view tool_version,
+            std::string& out);
+
+// One line per finished model, for streaming progress ("codec: complete, 3 caches, ...").
+std::string model_progress_line(const ModelRun& run);
+
+// Writes `content` to a temporary file beside `target` and renames it over
+// `target`, so readers see the old file or the whole new one. Throws
+// std::runtime_error naming the file on failure (and removes the temporary).
+void write_file_atomically(const std::filesystem::path& target, std::string_view content);
+
+}  // namespace kvlint::confirm

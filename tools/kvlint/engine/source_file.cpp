@@ -1,0 +1,147 @@
+#include "tools/kvlint/engine/source_file.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace kvlint {
+namespace {
+
+// Owns a file descriptor.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+Diagnostic make_problem(const std::string& display, std::string kind, std::string message, uint32_t line = 0,
+                        uint32_t column = 0) {
+  Diagnostic d;
+  d.path = display;
+  d.kind = std::move(kind);
+  d.message = std::move(message);
+  d.line = line;
+  d.column = column;
+  return d;
+}
+
+}  // namespace
+
+std::optional<Utf8Error> find_invalid_utf8(std::string_view bytes) {
+  const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
+  const std::size_t n = bytes.size();
+  std::size_t i = 0;
+  uint32_t line = 1;
+  std::size_t line_start = 0;
+  while (i < n) {
+    const unsigned char c = s[i];
+    if (c < 0x80) {
+      if (c == '\n') {
+        ++line;
+        line_start = i + 1;
+      }
+      ++i;
+      continue;
+    }
+    std::size_t length = 0;
+    uint32_t min_code = 0;
+    uint32_t code = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+      length = 2, min_code = 0x80, code = c & 0x1Fu;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3, min_code = 0x800, code = c & 0x0Fu;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4, min_code = 0x10000, code = c & 0x07u;
+    }
+    bool valid = length != 0 && i + length <= n;
+    for (std::size_t k = 1; valid && k < length; ++k) {
+      if ((s[i + k] & 0xC0u) != 0x80u)
+        valid = false;
+      else
+        code = (code << 6) | (s[i + k] & 0x3Fu);
+    }
+    if (valid && (code < min_code || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))) valid = false;
+    if (!valid) return Utf8Error{i, line, static_cast<uint32_t>(i - line_start + 1)};
+    i += length;
+  }
+  return std::nullopt;
+}
+
+ReadOutcome read_source(const std::filesystem::path& path, const std::string& display,
+                        std::size_t max_bytes) {
+  ReadOutcome out;
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    out.problem = make_problem(display, "read-error", fmt::format("cannot open: {}", std::strerror(errno)));
+    return out;
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    out.problem = make_problem(display, "read-error", fmt::format("cannot stat: {}", std::strerror(errno)));
+    return out;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    out.problem = make_problem(display, "read-error", "not a regular file");
+    return out;
+  }
+  if (static_cast<std::size_t>(st.st_size) > max_bytes) {
+    out.problem = make_problem(display, "too-large",
+                               fmt::format("file is {} bytes, over the {} byte limit; skipped",
+                                           static_cast<long long>(st.st_size), max_bytes));
+    return out;
+  }
+  out.content.resize(static_cast<std::size_t>(st.st_size));
+  std::size_t got = 0;
+  // Read until EOF: the file may have grown or shrunk since fstat.
+  while (true) {
+    if (got == out.content.size()) {
+      if (out.content.size() > max_bytes) break;
+      out.content.resize(std::max<std::size_t>(out.content.size() * 2, 4096));
+    }
+    const ssize_t r = ::read(fd.get(), out.content.data() + got, out.content.size() - got);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      out.problem = make_problem(display, "read-error", fmt::format("cannot read: {}", std::strerror(errno)));
+      out.content.clear();
+      return out;
+    }
+    if (r == 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  out.content.resize(got);
+  if (got > max_bytes) {
+    out.problem =
+        make_problem(display, "too-large", fmt::format("file is over the {} byte limit; skipped", max_bytes));
+    out.content.clear();
+    return out;
+  }
+  if (const auto nul = out.content.find('\0'); nul != std::string::npos) {
+    out.problem =
+        make_problem(display, "binary", fmt::format("NUL byte at offset {}: not a text file; skipped", nul));
+    out.content.clear();
+    return out;
+  }
+  if (const auto bad = find_invalid_utf8(out.content)) {
+    out.problem = make_problem(display, "invalid-utf8",
+                               fmt::format("invalid UTF-8 at byte offset {} (line {}, column {}); skipped",
+                                           bad->offset, bad->line, bad->column),
+                               bad->line, bad->column);
+    out.content.clear();
+    return out;
+  }
+  return out;
+}
+
+}  // namespace kvlint

@@ -1,0 +1,131 @@
+#include "tools/kvlint/engine/suppressions.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "rules/registry.hpp"
+#include "rules/rule.hpp"
+
+namespace kvlint {
+namespace {
+
+constexpr std::string_view kNoReason = "KV901";
+constexpr std::string_view kUnknownCode = "KV902";
+constexpr std::string_view kUnused = "KV903";
+
+bool names_code(const facts::Suppression& s, std::string_view code) {
+  if (s.codes.empty()) return true;  // a bare `ignore` covers everything
+  return std::any_of(s.codes.begin(), s.codes.end(),
+                     [&](const std::string& c) { return !c.empty() && code.starts_with(c); });
+}
+
+// Every rule code the suppression covers is selected, so "suppressed nothing" is meaningful.
+bool fully_selected(const facts::Suppression& s, const Config& config) {
+  bool any_known = false;
+  for (const auto& info : all_rule_infos()) {
+    if (!names_code(s, info.code)) continue;
+    any_known = true;
+    if (!config.is_selected(info.code)) return false;
+  }
+  return any_known;
+}
+
+Finding engine_finding(std::string_view code, const facts::Suppression& s, std::string message) {
+  Finding f;
+  f.code = std::string(code);
+  const RuleInfo* info = find_rule_info(code);
+  f.severity = info ? info->severity : Severity::Warning;
+  f.loc = s.loc;
+  f.message = std::move(message);
+  return f;
+}
+
+std::string describe_codes(const facts::Suppression& s) {
+  if (s.codes.empty()) return "all codes";
+  std::string out;
+  for (const auto& c : s.codes) out += (out.empty() ? "" : ", ") + c;
+  return out;
+}
+
+}  // namespace
+
+SuppressionOutcome apply_suppressions(std::vector<Finding> findings,
+                                      const std::vector<const facts::FileFacts*>& files, const Config& config,
+                                      const std::map<std::string, std::filesystem::path>& match_paths) {
+  SuppressionOutcome out;
+  std::map<std::string, const facts::FileFacts*> by_path;
+  for (const auto* f : files) by_path.emplace(f->path, f);
+  // Used flags, per file, per suppression index.
+  std::map<const facts::FileFacts*, std::vector<char>> used;
+  for (const auto* f : files) used[f].assign(f->suppressions.size(), 0);
+
+  auto ignored_by_config = [&](const Finding& f) {
+    auto it = match_paths.find(f.loc.file);
+    return config.is_ignored_for(f.code,
+                                 it != match_paths.end() ? it->second : std::filesystem::path(f.loc.file));
+  };
+
+  // Engine findings about the suppressions themselves.
+  for (const auto* file : files) {
+    for (const auto& s : file->suppressions) {
+      if (s.reason.empty() && config.is_selected(kNoReason))
+        findings.push_back(engine_finding(
+            kNoReason, s,
+            fmt::format("suppression of {} gives no reason; say why after the bracket", describe_codes(s))));
+      if (config.is_selected(kUnknownCode))
+        for (const auto& c : s.codes)
+          if (!is_known_rule_code_or_prefix(c))
+            findings.push_back(
+                engine_finding(kUnknownCode, s,
+                               fmt::format("suppression names unknown code '{}'; it suppresses nothing", c)));
+    }
+  }
+
+  for (auto& finding : findings) {
+    bool suppressed = false;
+    auto it = by_path.find(finding.loc.file);
+    if (it != by_path.end()) {
+      const auto& sups = it->second->suppressions;
+      auto& flags = used[it->second];
+      // Inline first, so a suppression that also has a per-file-ignore still counts as used.
+      for (std::size_t i = 0; i < sups.size(); ++i) {
+        const auto& s = sups[i];
+        const bool applies = s.file_level || s.applies_to_line == finding.loc.line;
+        if (applies && names_code(s, finding.code)) {
+          flags[i] = 1;
+          suppressed = true;
+        }
+      }
+    }
+    if (!suppressed && ignored_by_config(finding)) suppressed = true;
+    if (suppressed)
+      ++out.suppressed;
+    else
+      out.kept.push_back(std::move(finding));
+  }
+
+  if (config.is_selected(kUnused)) {
+    for (const auto* file : files) {
+      const auto& flags = used[file];
+      for (std::size_t i = 0; i < file->suppressions.size(); ++i) {
+        const auto& s = file->suppressions[i];
+        if (flags[i] || (!s.codes.empty() && names_code(s, kUnused)) || !fully_selected(s, config)) continue;
+        Finding f = engine_finding(
+            kUnused, s, fmt::format("suppression of {} suppressed nothing; remove it", describe_codes(s)));
+        // Only file-level suppressions and per-file-ignores can silence KV903 (no self-reference).
+        const bool silenced = std::any_of(file->suppressions.begin(), file->suppressions.end(),
+                                          [&](const facts::Suppression& o) {
+                                            return o.file_level && !o.codes.empty() && names_code(o, kUnused);
+                                          });
+        if (silenced || ignored_by_config(f))
+          ++out.suppressed;
+        else
+          out.kept.push_back(std::move(f));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace kvlint
