@@ -274,19 +274,28 @@ const Constant* Project::constant(const FileFacts& file, std::string_view owner_
   return module_level;
 }
 
+bool Project::is_cache_class(ClassRef cls) const {
+  auto is_cache_name = [&](std::string_view name) {
+    return name == "Cache" || std::find(vocabulary_.cache_classes.begin(), vocabulary_.cache_classes.end(),
+                                        name) != vocabulary_.cache_classes.end();
+  };
+  if (is_cache_name(cls.cls->name)) return true;
+  std::vector<ClassRef> chain{cls};
+  for (ClassRef a : ancestors(cls)) chain.push_back(a);
+  for (ClassRef link : chain)
+    for (const auto& b : link.cls->bases)
+      if (is_cache_name(simple_name(b.resolved))) return true;
+  return false;
+}
+
 std::vector<std::string> Project::cache_subclasses() const {
-  std::set<std::string> cache_names(vocabulary_.cache_classes.begin(), vocabulary_.cache_classes.end());
-  cache_names.insert("Cache");
   std::vector<std::string> out;
   for (ClassRef c : classes_) {
-    if (cache_names.count(c.cls->name)) continue;
-    std::vector<ClassRef> chain{c};
-    for (ClassRef a : ancestors(c)) chain.push_back(a);
-    bool is_cache = false;
-    for (ClassRef link : chain)
-      for (const auto& b : link.cls->bases)
-        if (cache_names.count(std::string(simple_name(b.resolved)))) is_cache = true;
-    if (is_cache) out.push_back(c.cls->name);
+    const std::string& name = c.cls->name;
+    bool vocabulary_class = name == "Cache" || std::find(vocabulary_.cache_classes.begin(),
+                                                         vocabulary_.cache_classes.end(),
+                                                         name) != vocabulary_.cache_classes.end();
+    if (!vocabulary_class && is_cache_class(c)) out.push_back(name);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -87,6 +87,11 @@ class Project {
   const Constant* constant(const FileFacts& file, std::string_view owner_class,
                            std::string_view name) const;
 
+  // Whether the class is itself a cache class (a vocabulary cache class, or one
+  // deriving from one or from transformers' `Cache`): caches that build caches
+  // (EncoderDecoderCache's halves) are the library's structure, not a model's allocation.
+  bool is_cache_class(ClassRef cls) const;
+
   // Project classes deriving (transitively) from a cache class: their simple names.
   std::vector<std::string> cache_subclasses() const;
 

@@ -390,6 +390,9 @@ struct GuardRef {
 
 struct ClassState {
   std::string name;
+  // The class is itself a cache (`class PairedCache(Cache)`): the caches it
+  // builds are its own structure, and the site that counts is its constructor.
+  bool is_cache_class = false;
   struct SiteRef {
     enum class Kind { Cache, Implicit, Capture } kind;
     std::size_t index;
@@ -1155,6 +1158,10 @@ class FileWalker {
     }
     auto state = std::make_unique<ClassState>();
     state->name = cls.name;
+    state->is_cache_class = std::any_of(cls.bases.begin(), cls.bases.end(), [&](const facts::BaseClass& b) {
+      const std::string_view simple = facts::simple_name(b.resolved);
+      return simple == "Cache" || is_cache_simple(simple);
+    });
     Frame f;
     f.is_class = true;
     f.node = node;
@@ -1618,6 +1625,7 @@ class FileWalker {
   }
 
   void on_cache_call(TSNode call, TSNode fn, std::string_view cache_class) {
+    if (ClassState* owner = owner_state(); owner && owner->is_cache_class) return;
     RetentionInfo r = retention_of(open_.size() - 1);
     if (r.nested_in_cache) return;
     CacheSite site;
@@ -1724,6 +1732,12 @@ class FileWalker {
   }
 
   void on_implicit_candidate(TSNode call, TSNode fn) {
+    // Constructing an object (`GenerationConfig(use_cache=True)`) or building
+    // keyword sets takes use_cache as a setting; no forward pass runs.
+    const std::string_view callee_simple = resolved_simple(strip_view(fn));
+    if (is_uppercase_name(callee_simple) || callee_simple == "dict" || callee_simple == "update" ||
+        callee_simple == "partial")
+      return;
     TSNode args = field(call, g_.f_arguments);
     if (ts_node_is_null(args) || sym(args) != Sym::ArgumentList) return;
     bool use_cache_true = false, has_pkv = false, has_splat = false;

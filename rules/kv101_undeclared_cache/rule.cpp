@@ -24,7 +24,9 @@ A cache that lives only for one call still counts: it is per-invocation memory t
 the engine's KV budget never saw. Caches the class builds only when its caller asks
 (the transformers `if use_cache and past_key_values is None:` pattern, handed back to
 the caller) belong to the caller and are reported by KV102 at the call that asks.
-Module-level code has no owner class to declare on and is not reported.
+Module-level code has no owner class to declare on and is not reported, and neither
+are cache classes that build caches (`EncoderDecoderCache` building its two halves): that
+is the library's structure, and the outer cache's constructor is the site that counts.
 
 ## Why it matters
 The engine charges graph-resident memory at profiling time, but the per-request portion
@@ -70,7 +72,7 @@ class Check final : public Rule {
       for (const auto& site : file.cache_sites) {
         if (site.owner_class.empty() || site.caller_requested) continue;
         facts::ClassRef owner = project.class_of(file, site.owner_class);
-        if (!owner) continue;
+        if (!owner || project.is_cache_class(owner)) continue;
         auto covers = project.coverage(owner);
         if (!covers.empty() && !forwards_to_nothing(project, owner, covers)) continue;
         out.push_back(make_finding(project, owner, site));

@@ -1,4 +1,6 @@
 // KV102 implicit-cache: a call makes transformers build a cache behind it and no declaration covers it.
+#include <cctype>
+
 #include "rules/rule.hpp"
 
 #include <fmt/format.h>
@@ -85,13 +87,20 @@ const facts::Declaration* callee_declaration(const facts::Project& project, fact
   return nullptr;
 }
 
+// `GenerationConfig(use_cache=True)`, `Model(config, use_cache=True)`: a class being
+// constructed takes use_cache as a setting; no forward pass runs, no cache is built.
+bool is_constructor_call(std::string_view callee) {
+  std::string_view simple = facts::simple_name(callee);
+  return !simple.empty() && std::isupper(static_cast<unsigned char>(simple.front()));
+}
+
 class Check final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
     for (const auto& file : project.files()) {
       for (const auto& site : file.implicit_caches) {
-        if (site.owner_class.empty()) continue;
+        if (site.owner_class.empty() || is_constructor_call(site.callee)) continue;
         facts::ClassRef owner = project.class_of(file, site.owner_class);
         if (!owner || !project.coverage(owner).empty()) continue;
         if (callee_declaration(project, owner, callee_attribute(site.callee))) continue;

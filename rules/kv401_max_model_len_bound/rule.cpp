@@ -15,9 +15,10 @@ constexpr RuleInfo kInfo{
     "A declared capacity derived from max_model_len: no known model-local cache is bounded by it.",
     R"doc(## What it does
 Warns when a spec's `physical_capacity_positions` reads a name containing `max_model_len`
-(`vllm_config.model_config.max_model_len`, `self.max_model_len`, `MAX_MODEL_LEN`).
-Only the expression written in the spec is read: a capacity taken from a local variable assigned
-from `max_model_len` earlier in the method is not seen (the facts carry no local assignments).
+(`vllm_config.model_config.max_model_len`, `self.max_model_len`, `MAX_MODEL_LEN`), directly or
+through a module or class constant assigned from one (`CODEC_POSITIONS = DEFAULTS.max_model_len`).
+A capacity taken from a local variable assigned from `max_model_len` earlier in the method is not
+seen (the facts carry no local assignments).
 
 ## Why it matters
 The reference document: "**No cache is bounded by `max_model_len`.** Each has its own mechanism:
@@ -49,8 +50,16 @@ class Check final : public Rule {
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
     for (const auto& ref : ss::all_specs(project)) {
       const auto* capacity = ss::field_value(*ref.spec, "physical_capacity_positions");
-      if (!capacity || !ss::reads_name_containing(*capacity, "max_model_len")) continue;
+      if (!capacity) continue;
       const std::string& owner = ref.declaration->owner_class;
+      // Directly, or through a module/class constant assigned from it.
+      const facts::Constant* via = nullptr;
+      if (!ss::reads_name_containing(*capacity, "max_model_len")) {
+        if (!ss::is_plain_name(*capacity)) continue;
+        std::string dotted = ss::without_whitespace(capacity->text);
+        via = project.constant(*ref.file, owner, facts::simple_name(dotted));
+        if (!via || !ss::reads_name_containing(via->value, "max_model_len")) continue;
+      }
       facts::Location loc = ss::field_loc(*ref.spec, "physical_capacity_positions");
       Finding f;
       f.code = std::string(kInfo.code);
@@ -61,8 +70,11 @@ class Check final : public Rule {
           "`{}` declares the capacity of {} from `max_model_len` (`{}`, line {}): no model-local cache is "
           "bounded by max_model_len; read the capacity from the cache's own bound (max_cache_len, sliding "
           "window, decode-loop trip count, encoder frame limit)",
-          owner, ss::spec_label(*ref.spec), capacity->text, loc.line);
+          owner, ss::spec_label(*ref.spec),
+          via ? fmt::format("{} = {}", capacity->text, via->value.text) : capacity->text, loc.line);
       f.related.push_back({ref.spec->loc, "the spec"});
+      if (via && via->value.loc.line)
+        f.related.push_back({via->value.loc, "constant assigned from max_model_len"});
       out.push_back(std::move(f));
     }
   }

@@ -1,6 +1,7 @@
 #include "tools/kvlint/confirm/child_process.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <csignal>
 #include <fstream>
@@ -126,6 +127,36 @@ TEST(ChildProcess, TimeoutKillsTheWholeProcessGroupEvenWhenSigtermIsIgnored) {
   ASSERT_EQ(lines, std::vector<std::string>{"ready"});
   const auto grandchild = static_cast<pid_t>(std::stol(read_file(pidfile)));
   EXPECT_TRUE(wait_gone(grandchild)) << "grandchild " << grandchild << " survived";
+}
+
+TEST(ChildProcess, TheChildDiesWithTheHost) {
+  ScratchDir dir;
+  const auto pidfile = dir.path() / "child.pid";
+  const pid_t host = ::fork();
+  ASSERT_GE(host, 0);
+  if (host == 0) {  // a stand-in host that runs a sleeping child
+    ChildSpec spec;
+    spec.argv = {python(), "-c",
+                 "import os, sys, time\nopen(sys.argv[1], 'w').write(str(os.getpid()))\ntime.sleep(600)",
+                 pidfile.string()};
+    spec.env = base_env();
+    spec.timeout = std::chrono::milliseconds(600'000);
+    run_child(spec, {});
+    ::_exit(0);
+  }
+  // Wait (bounded) for the child to start, then kill the host hard.
+  for (int i = 0; i < 600 && !std::filesystem::exists(pidfile); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::string content;
+  for (int i = 0; i < 100 && content.empty(); ++i) {
+    content = read_file(pidfile);
+    if (content.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ::kill(host, SIGKILL);
+  int status = 0;
+  ::waitpid(host, &status, 0);
+  ASSERT_FALSE(content.empty()) << "the child never started";
+  EXPECT_TRUE(wait_gone(static_cast<pid_t>(std::stol(content))));
 }
 
 TEST(ChildProcess, StragglersOfAnExitedChildDoNotBlockTheHost) {

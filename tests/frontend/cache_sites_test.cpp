@@ -200,6 +200,26 @@ class Runner:
   EXPECT_TRUE(site_on_line(f, 6)->guards.empty());
 }
 
+TEST(FrontendCacheSites, CachesBuiltInsideACacheClassAreItsStructure) {
+  const auto f = analyze(R"PY(from transformers.cache_utils import Cache, DynamicCache
+class PairedCache(Cache):
+    def __init__(self):
+        self.self_attention_cache = DynamicCache()
+    @classmethod
+    def from_legacy_cache(cls, past):
+        cache = cls()
+        cache.cross = DynamicCache()
+        return cache
+class Model:
+    def f(self):
+        self.cache = PairedCache()
+        self.other = DynamicCache()
+)PY");
+  ASSERT_EQ(f.cache_sites.size(), 1u);
+  EXPECT_EQ(f.cache_sites[0].owner_class, "Model");
+  EXPECT_EQ(f.cache_sites[0].loc.line, 13u);
+}
+
 TEST(FrontendCacheSites, ConfiguredSubclassNamesAreCacheClasses) {
   facts::Vocabulary vocabulary;
   vocabulary.cache_classes.push_back("MyCache");

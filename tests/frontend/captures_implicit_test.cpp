@@ -32,6 +32,21 @@ TEST(FrontendImplicitCaches, UseCacheTrueWithoutPastKeyValues) {
   EXPECT_EQ(f.implicit_caches[1].guards[0].condition.text, "self.streaming");
 }
 
+TEST(FrontendImplicitCaches, SettingsAndConstructorsAreNotCalls) {
+  const auto f = analyze(R"PY(from transformers import GenerationConfig
+class M:
+    def __init__(self, model):
+        self.generation_config = GenerationConfig(use_cache=True, max_length=8)
+        self.kwargs = dict(use_cache=True)
+        self.kwargs.update(use_cache=True)
+        self.model = model
+    def f(self, x):
+        return self.model.generate(x, use_cache=True)
+)PY");
+  ASSERT_EQ(f.implicit_caches.size(), 1u);
+  EXPECT_EQ(f.implicit_caches[0].loc.line, 9u);
+}
+
 TEST(FrontendImplicitCaches, PastKeyValuesThatStartsNone) {
   const auto f = analyze(R"PY(class M:
     def __init__(self):

@@ -28,6 +28,21 @@ TEST(KV401, CapacityReadFromMaxModelLen) {
   EXPECT_NE(findings[0].message.find("max_model_len"), std::string::npos);
 }
 
+TEST(KV401, ThroughAConstant) {
+  FileBuilder f("m.py");
+  f.cls("CodecDecoder");
+  f.constant("", "CODEC_POSITIONS", "DEFAULT_ENGINE_ARGS.max_model_len")
+      .constant("", "WINDOW_POSITIONS", "71");
+  auto& d = f.declaration("CodecDecoder", 10);
+  f.spec(d, 11, RowsDriver::MaxNumSeqs, {kw("physical_capacity_positions", ex("CODEC_POSITIONS"))});
+  f.spec(d, 21, RowsDriver::MaxNumSeqs, {kw("physical_capacity_positions", ex("WINDOW_POSITIONS"))});
+  auto findings = run_rule("KV401", {f.build()});
+  ASSERT_EQ(lines_of(findings), (std::vector<uint32_t>{12}));
+  EXPECT_NE(findings[0].message.find("CODEC_POSITIONS = DEFAULT_ENGINE_ARGS.max_model_len"),
+            std::string::npos)
+      << findings[0].message;
+}
+
 // ---------- KV402 ----------
 
 // A talker building StaticCache(max_cache_len=<site>) declared with capacity <spec>.

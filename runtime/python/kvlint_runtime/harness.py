@@ -95,14 +95,13 @@ def run_entry(entry: Dict[str, Any], emit: Emit) -> None:
         steps = int(entry.get("steps", 4))
         for path in entry.get("paths", []):
             for concurrency in entry.get("concurrency", [1]):
-                _run_path(tracker, send, entry, model, driver, path, int(concurrency), steps, device)
+                _run_path(tracker, send, entry, model, driver, path, int(concurrency), steps)
         del model
         gc.collect()
 
 
 def _run_path(tracker: Any, send: Callable[..., None], entry: Dict[str, Any], model: Any,
-              driver: Callable[..., Any], path: str, concurrency: int, steps: int,
-              device: str) -> None:
+              driver: Callable[..., Any], path: str, concurrency: int, steps: int) -> None:
     tracker.begin_run()
     ok = True
     try:

@@ -21,9 +21,6 @@
 #include "tools/kvlint/engine/source_file.hpp"
 #include "tools/kvlint/reporters/reporters.hpp"
 
-#ifndef KVLINT_VERSION
-#define KVLINT_VERSION "0.1.0"
-#endif
 
 namespace {
 
@@ -133,7 +130,7 @@ int run_check_command(const CheckArgs& args) {
   report_options.color =
       args.color == "always" || (args.color == "auto" && to_terminal && !std::getenv("NO_COLOR"));
   report_options.statistics = args.statistics;
-  report_options.tool_version = KVLINT_VERSION;
+  report_options.tool_version = std::string(kvlint::kKvlintVersion);
   const std::string report = kvlint::render_report(result, format, report_options);
   if (!args.output.empty()) {
     std::string error;
@@ -210,7 +207,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "kvlint: finds attention KV caches a model keeps outside the serving engine\n"
       "and checks them against the model's model_local_kv_specs() declarations."};
-  app.set_version_flag("--version", std::string(KVLINT_VERSION));
+  app.set_version_flag("--version", std::string(kvlint::kKvlintVersion));
   app.require_subcommand(1);
 
   CheckArgs check_args;

@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +11,7 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -51,30 +52,6 @@ std::optional<Pipe> make_pipe() {
   if (::pipe2(fds.data(), O_CLOEXEC) != 0) return std::nullopt;
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
-
-class SpawnFileActions {
- public:
-  SpawnFileActions() { ::posix_spawn_file_actions_init(&actions_); }
-  ~SpawnFileActions() { ::posix_spawn_file_actions_destroy(&actions_); }
-  SpawnFileActions(const SpawnFileActions&) = delete;
-  SpawnFileActions& operator=(const SpawnFileActions&) = delete;
-  posix_spawn_file_actions_t* get() { return &actions_; }
-
- private:
-  posix_spawn_file_actions_t actions_{};
-};
-
-class SpawnAttributes {
- public:
-  SpawnAttributes() { ::posix_spawnattr_init(&attributes_); }
-  ~SpawnAttributes() { ::posix_spawnattr_destroy(&attributes_); }
-  SpawnAttributes(const SpawnAttributes&) = delete;
-  SpawnAttributes& operator=(const SpawnAttributes&) = delete;
-  posix_spawnattr_t* get() { return &attributes_; }
-
- private:
-  posix_spawnattr_t attributes_{};
-};
 
 // Owns a running child: if the host unwinds (exception) before the child was
 // reaped, the destructor kills its process group and reaps it.
@@ -165,6 +142,69 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
   return out;
 }
 
+// argv[0] with a '/' as is, else the first executable match in $PATH (resolved
+// before fork: nothing may allocate between fork and exec).
+std::string find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    auto colon = dirs.find(':');
+    std::string dir(dirs.substr(0, colon));
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (colon == std::string_view::npos) return name;
+    dirs.remove_prefix(colon + 1);
+  }
+}
+
+// fork + exec rather than posix_spawn so the child can ask for SIGKILL when the
+// host dies (PR_SET_PDEATHSIG): a Ctrl-C on kvlint must not leave a model
+// running in its own process group. Returns 0 or the errno of the failure.
+int spawn(const ChildSpec& spec, int stdout_fd, int stderr_fd, pid_t& pid) {
+  const std::string program = find_program(spec.argv[0]);
+  auto argv = c_strings(spec.argv);
+  auto envp = c_strings(spec.env);
+  auto exec_status = make_pipe();  // carries exec's errno; closed by a successful exec (O_CLOEXEC)
+  if (!exec_status) return errno;
+  const pid_t parent = ::getpid();
+  pid = ::fork();
+  if (pid < 0) return errno;
+  if (pid == 0) {
+    // Child: async-signal-safe calls only.
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the host died before prctl
+    sigset_t empty;
+    sigemptyset(&empty);
+    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
+    for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP}) ::signal(sig, SIG_DFL);
+    int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+    ::dup2(stdout_fd, STDOUT_FILENO);
+    ::dup2(stderr_fd, STDERR_FILENO);
+    ::execve(program.c_str(), argv.data(), envp.data());
+    int error = errno;
+    ssize_t ignored = ::write(exec_status->write_end.get(), &error, sizeof error);
+    (void)ignored;
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also from the parent, so killpg works before the child ran
+  exec_status->write_end.reset();
+  int error = 0;
+  ssize_t n;
+  while ((n = ::read(exec_status->read_end.get(), &error, sizeof error)) < 0 && errno == EINTR) {
+  }
+  if (n == static_cast<ssize_t>(sizeof error)) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid = -1;
+    return error != 0 ? error : ENOEXEC;
+  }
+  return 0;
+}
+
 }  // namespace
 
 ChildExit run_child(const ChildSpec& spec, const ChildCallbacks& callbacks) {
@@ -180,31 +220,9 @@ ChildExit run_child(const ChildSpec& spec, const ChildCallbacks& callbacks) {
     return result;
   }
 
-  SpawnFileActions actions;
-  ::posix_spawn_file_actions_addopen(actions.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  ::posix_spawn_file_actions_adddup2(actions.get(), out_pipe->write_end.get(), STDOUT_FILENO);
-  ::posix_spawn_file_actions_adddup2(actions.get(), err_pipe->write_end.get(), STDERR_FILENO);
-  SpawnAttributes attributes;
-  // Own process group (pgid = child pid), default signal dispositions and mask.
-  sigset_t defaults, empty;
-  sigemptyset(&empty);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigaddset(&defaults, SIGTERM);
-  sigaddset(&defaults, SIGINT);
-  ::posix_spawnattr_setflags(
-      attributes.get(),
-      static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK));
-  ::posix_spawnattr_setpgroup(attributes.get(), 0);
-  ::posix_spawnattr_setsigdefault(attributes.get(), &defaults);
-  ::posix_spawnattr_setsigmask(attributes.get(), &empty);
-
-  auto argv = c_strings(spec.argv);
-  auto envp = c_strings(spec.env);
   pid_t pid = -1;
-  int rc = ::posix_spawnp(&pid, argv[0], actions.get(), attributes.get(), argv.data(), envp.data());
-  if (rc != 0) {
-    result.spawn_error = fmt::format("{}: {}", spec.argv[0], std::strerror(rc));
+  if (int error = spawn(spec, out_pipe->write_end.get(), err_pipe->write_end.get(), pid); error != 0) {
+    result.spawn_error = fmt::format("{}: {}", spec.argv[0], std::strerror(error));
     return result;
   }
   result.spawned = true;

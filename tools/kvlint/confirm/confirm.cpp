@@ -17,7 +17,6 @@
 namespace kvlint {
 namespace {
 
-constexpr std::string_view kToolVersion = "0.1.0";
 
 std::vector<confirm::InputFinding> findings_from_check(const ConfirmOptions& options) {
   CheckOptions check;
@@ -79,7 +78,7 @@ int run_confirm(const ConfirmOptions& options) {
     ConfirmReport report = reconcile(findings, std::move(runs), reconcile_options);
 
     std::string rendered;
-    render(report, options.format, kToolVersion, rendered);
+    render(report, options.format, kKvlintVersion, rendered);
     if (options.output.empty()) {
       std::cout << rendered << std::flush;
     } else {

@@ -141,8 +141,10 @@ class Reconciler {
       wrapper_declaration(f, result);
     else if (code == "KV303")
       eager_capture(f, result);
-    else
+    else {
       result.evidence.summary = "static only: the runtime companion does not check this rule";
+      if (!booting_.empty()) result.evidence.model = booting_.front()->name;  // listed under that model
+    }
     return result;
   }
 

@@ -361,7 +361,7 @@ std::string render_sarif(const ConfirmReport& report, std::string_view tool_vers
                {{"driver",
                  {{"name", "kvlint"},
                   {"version", tool_version},
-                  {"informationUri", "https://github.com/kvlint/kvlint"},
+
                   {"rules", rule_list}}}}},
               {"results", results},
               {"properties", {{"kvlintConfirm", {{"models", json::array()}}}}}};

@@ -41,8 +41,8 @@ struct CheckResult {
   std::vector<std::string> notes;  // for stderr, never fatal: "ignoring unreadable cache ..."
 };
 
-// The tool version (also part of every cache key).
-inline constexpr std::string_view kKvlintVersion = "0.1.0";
+// The tool version (also part of every cache key); CMake sets it from project(VERSION).
+inline constexpr std::string_view kKvlintVersion = KVLINT_VERSION;
 
 CheckResult run_check(const CheckOptions& options);
 
