@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -34,6 +35,9 @@ struct Fixture {
   fs::path path;         // file or directory
   bool fires = false;
 };
+
+// Readable names in test listings instead of gtest's byte dump.
+void PrintTo(const Fixture& fx, std::ostream* os) { *os << fx.path.generic_string(); }
 
 // (path relative to the fixture, line, code)
 using Expectation = std::tuple<std::string, uint32_t, std::string>;
