@@ -197,6 +197,17 @@ struct ProtocolUse {
   bool walks_named_modules = false;
 };
 
+// `self.<attribute> = <value>` inside a class's methods (every plain assignment,
+// in source order), so rules can see what a guard on `self.x` reads through
+// `x`: `self.use_cuda_graph = not config.enforce_eager`.
+struct AttributeAssignment {
+  std::string owner_class;
+  std::string method;     // the method it sits in ("__init__")
+  std::string attribute;  // "use_cuda_graph" (first component after self)
+  Expression value;       // the right-hand side as written, with the names it reads
+  Location loc;           // the assignment statement
+};
+
 struct Constant {  // NAME = <literal> at module or class level
   std::string owner_class;  // empty at module level
   std::string name;
@@ -254,6 +265,7 @@ struct FileFacts {
   std::vector<ProtocolUse> protocol_uses;
   std::vector<Constant> constants;
   std::vector<Suppression> suppressions;
+  std::vector<AttributeAssignment> attribute_assignments;
   std::vector<ParseProblem> parse_problems;
 };
 

@@ -286,6 +286,14 @@ json to_json(const FileFacts& f) {
   for (const auto& c : f.constants)
     constants.push_back({{"owner_class", c.owner_class}, {"name", c.name}, {"value", w.expr(c.value)}});
 
+  json& attribute_assignments = j["attribute_assignments"] = json::array();
+  for (const auto& a : f.attribute_assignments)
+    attribute_assignments.push_back({{"owner_class", a.owner_class},
+                                     {"method", a.method},
+                                     {"attribute", a.attribute},
+                                     {"value", w.expr(a.value)},
+                                     {"loc", w.loc(a.loc)}});
+
   json& suppressions = j["suppressions"] = json::array();
   for (const auto& s : f.suppressions)
     suppressions.push_back({{"loc", w.loc(s.loc)},
@@ -411,6 +419,11 @@ FileFacts file_facts_from_json(const json& j) {
   for (const auto& c : j.at("constants"))
     f.constants.push_back(
         {c.at("owner_class").get<std::string>(), c.at("name").get<std::string>(), r.expr(c.at("value"))});
+
+  for (const auto& a : j.at("attribute_assignments"))
+    f.attribute_assignments.push_back({a.at("owner_class").get<std::string>(), a.at("method").get<std::string>(),
+                                       a.at("attribute").get<std::string>(), r.expr(a.at("value")),
+                                       r.loc(a.at("loc"))});
 
   for (const auto& s : j.at("suppressions"))
     f.suppressions.push_back({r.loc(s.at("loc")), s.at("file_level").get<bool>(),

@@ -35,6 +35,7 @@ struct Project::Index {
   std::unordered_map<const ClassFact*, std::vector<const ImplicitCacheSite*>> implicit_caches;
   std::unordered_map<const ClassFact*, std::vector<const CaptureSite*>> captures;
   std::unordered_map<const ClassFact*, std::vector<const BatchEvidence*>> batch_evidence;
+  std::unordered_map<const ClassFact*, std::vector<const AttributeAssignment*>> attribute_assignments;
   std::unordered_map<const ClassFact*, const Declaration*> declarations;
   std::unordered_map<const ClassFact*, std::vector<const OwnershipHop*>> hops_from;
   std::unordered_map<const ClassFact*, std::vector<Holder>> holders_of;
@@ -60,6 +61,8 @@ Project::Project(std::vector<FileFacts> files, Vocabulary vocabulary)
       if (auto* c = owner(s.owner_class)) ix.captures[c].push_back(&s);
     for (const auto& s : file.batch_evidence)
       if (auto* c = owner(s.owner_class)) ix.batch_evidence[c].push_back(&s);
+    for (const auto& a : file.attribute_assignments)
+      if (auto* c = owner(a.owner_class)) ix.attribute_assignments[c].push_back(&a);
     for (const auto& d : file.declarations)
       if (auto* c = owner(d.owner_class)) ix.declarations.emplace(c, &d);
     for (const auto& h : file.hops) {
@@ -261,6 +264,14 @@ std::vector<const CaptureSite*> Project::captures_of(ClassRef cls) const {
 }
 std::vector<const BatchEvidence*> Project::batch_evidence_of(ClassRef cls) const {
   return gather<BatchEvidence>(*this, cls, index_->batch_evidence);
+}
+
+std::vector<const AttributeAssignment*> Project::attribute_assignments_of(ClassRef cls,
+                                                                         std::string_view attribute) const {
+  std::vector<const AttributeAssignment*> out;
+  for (const AttributeAssignment* a : gather<AttributeAssignment>(*this, cls, index_->attribute_assignments))
+    if (a->attribute == attribute) out.push_back(a);
+  return out;
 }
 
 const Constant* Project::constant(const FileFacts& file, std::string_view owner_class,

@@ -82,6 +82,9 @@ class Project {
   std::vector<const ImplicitCacheSite*> implicit_caches_of(ClassRef cls) const;
   std::vector<const CaptureSite*> captures_of(ClassRef cls) const;
   std::vector<const BatchEvidence*> batch_evidence_of(ClassRef cls) const;
+  // `self.<attribute> = ...` assignments in `cls` or its ancestors (source order per class).
+  std::vector<const AttributeAssignment*> attribute_assignments_of(ClassRef cls,
+                                                                   std::string_view attribute) const;
 
   // Value of a Constant by name, looked up in the class then the file.
   const Constant* constant(const FileFacts& file, std::string_view owner_class,

@@ -1938,7 +1938,18 @@ class FileWalker {
       c.value = make_expr(right);
       out_.constants.push_back(std::move(c));
     }
-    if (plain && is_self_attribute(left) && f && f->class_state >= 0) on_hop_candidate(left, right);
+    if (plain && is_self_attribute(left) && f && f->class_state >= 0) {
+      on_hop_candidate(left, right);
+      if (func && sym(right) != Sym::Assignment) {
+        facts::AttributeAssignment a;
+        a.owner_class = owner_name();
+        a.method = method_name();
+        a.attribute = std::string(text(field(left, g_.f_attribute)));
+        a.value = make_expr(right);
+        a.loc = loc(node);
+        out_.attribute_assignments.push_back(std::move(a));
+      }
+    }
   }
   static bool is_uppercase_name(std::string_view s) { return !s.empty() && s[0] >= 'A' && s[0] <= 'Z'; }
   static bool is_module_container(std::string_view s) {

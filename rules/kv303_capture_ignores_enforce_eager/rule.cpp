@@ -58,8 +58,10 @@ class Check final : public Rule {
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
     for (const auto& file : project.files()) {
       for (const auto& capture : file.captures) {
-        if (std::any_of(capture.guards.begin(), capture.guards.end(),
-                        [](const facts::Guard& g) { return rules::guard_mentions(g, "eager"); }))
+        const facts::ClassRef owner = project.class_of(file, capture.owner_class);
+        if (std::any_of(capture.guards.begin(), capture.guards.end(), [&](const facts::Guard& g) {
+              return rules::guard_mentions(g, "eager") || reads_eager_through_attribute(project, owner, g);
+            }))
           continue;
         out.push_back(make_finding(capture));
       }
@@ -67,6 +69,20 @@ class Check final : public Rule {
   }
 
  private:
+  // `if self.use_cuda_graph:` where the class sets `self.use_cuda_graph = not
+  // config.enforce_eager`: the guard reads enforce_eager through the attribute.
+  // One level only: the attribute's own assignments, not what they read in turn.
+  static bool reads_eager_through_attribute(const facts::Project& project, facts::ClassRef owner,
+                                            const facts::Guard& guard) {
+    if (!owner) return false;
+    for (const std::string& dotted : guard.self_attributes) {
+      const std::string attribute = dotted.substr(0, dotted.find('.'));
+      for (const facts::AttributeAssignment* a : project.attribute_assignments_of(owner, attribute))
+        if (rules::mentions(a->value, "eager")) return true;
+    }
+    return false;
+  }
+
   static Finding make_finding(const facts::CaptureSite& capture) {
     Finding f;
     f.code = std::string(kInfo.code);

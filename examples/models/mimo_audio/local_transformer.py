@@ -24,6 +24,13 @@ class LocalTransformer(nn.Module):
         return hidden
 
     def step(self, hidden, cache):
+        # One local position: every layer writes its key/value (the attention
+        # arithmetic is elided; the cache geometry is what matters here).
+        cfg = self.config
+        head_dim = cfg.hidden_size // cfg.num_attention_heads
+        kv = hidden.new_zeros(hidden.shape[0], cfg.num_key_value_heads, 1, head_dim, dtype=cfg.dtype)
+        for layer_idx in range(cfg.num_hidden_layers):
+            cache.update(kv, kv, layer_idx)
         return hidden
 
     def _capture_buckets(self):
@@ -31,7 +38,7 @@ class LocalTransformer(nn.Module):
             graph = torch.cuda.CUDAGraph()
             static_in = torch.zeros(bucket, self.config.hidden_size, device="cuda")
             with torch.cuda.graph(graph):
-                self._decode(static_in, self.config.group_size)
+                self._decode(static_in, self.config.group_size + max(self.config.delay_pattern))
             self.graphs[bucket] = graph
 
     def model_local_kv_specs(self):

@@ -19,6 +19,16 @@ class MingAudioGenerator:
         return self.decode_loop(inputs_embeds, cache)
 
     def decode_loop(self, inputs_embeds, cache):
+        # The LLM's AR loop, reduced to what it leaves in the cache: every layer
+        # writes one key/value position per generated token.
+        cfg = self._llm_config
+        head_dim = cfg.hidden_size // cfg.num_attention_heads
+        kv = inputs_embeds.new_zeros(inputs_embeds.shape[0], cfg.num_key_value_heads, 1, head_dim,
+                                     dtype=cfg.dtype)
+        for position in range(inputs_embeds.shape[1]):
+            cache_position = torch.tensor([position], device=inputs_embeds.device)
+            for layer_idx in range(cfg.num_hidden_layers):
+                cache.update(kv, kv, layer_idx, {"cache_position": cache_position})
         return inputs_embeds
 
     def model_local_kv_specs(self):

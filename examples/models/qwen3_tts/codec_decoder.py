@@ -1,7 +1,7 @@
 """Qwen3-TTS-style codec decoder: a sliding-window DynamicCache per streaming request."""
 import torch
 from torch import nn
-from transformers import DynamicCache
+from transformers import DynamicCache, MistralModel
 
 from vllm_omni.model_local_kv import ModelLocalKVScope, RowDriver, spec_from_hf_config
 
@@ -11,7 +11,7 @@ class StreamingCodecDecoder(nn.Module):
         super().__init__()
         self.config = config
         self.async_chunk = async_chunk
-        self.transformer = nn.Identity()
+        self.transformer = MistralModel(config)
         self._caches = {}
 
     def forward(self, request_id, codes):
@@ -20,12 +20,12 @@ class StreamingCodecDecoder(nn.Module):
             if cache is None:
                 cache = DynamicCache(config=self.config)
                 self._caches[request_id] = cache
-            return self.transformer(codes)
+            return self.transformer(inputs_embeds=codes, past_key_values=cache, use_cache=True).last_hidden_state
         return self._forward_exact(codes)
 
     def _forward_exact(self, codes):
         # Stateless decoding: no use_cache, nothing kept.
-        return self.transformer(codes)
+        return self.transformer(inputs_embeds=codes, use_cache=False).last_hidden_state
 
     def finish(self, request_id):
         self._caches.pop(request_id, None)

@@ -36,10 +36,36 @@ def _walk(model: Any) -> List[Tuple[str, Any]]:
     for module in modules:
         declare = getattr(module, "model_local_kv_specs", None)
         if callable(declare):
-            # Owners that are not submodules are reached by the explicit hop the
-            # holding module makes inside its own model_local_kv_specs().
-            found.extend((type(module).__name__, s) for s in _as_list(declare()))
+            hop_owners = _hop_owners(module)
+            found.extend((_owner_of(s, hop_owners, type(module).__name__), s) for s in _as_list(declare()))
     return found
+
+
+def _hop_owners(module: Any) -> List[Tuple[str, List[Any]]]:
+    """Declarers held by `module` that are not submodules, with the specs they return.
+
+    Owners that are not submodules (ming's MingAudioGenerator) are reached by the
+    explicit hop the holding module makes inside its own model_local_kv_specs();
+    their specs come back through the holder, so they are credited to the class
+    that holds the cache, as the static findings name it.
+    """
+    held = []
+    for value in vars(module).values():
+        declare = getattr(value, "model_local_kv_specs", None)
+        if not callable(declare) or hasattr(value, "named_modules"):
+            continue  # submodules are visited by the walk itself
+        try:
+            held.append((type(value).__name__, _as_list(declare())))
+        except Exception:  # a broken hop target is the holder's problem, reported through it
+            continue
+    return held
+
+
+def _owner_of(spec: Any, hop_owners: List[Tuple[str, List[Any]]], default: str) -> str:
+    for owner, specs in hop_owners:
+        if any(spec is s or spec == s for s in specs):
+            return owner
+    return default
 
 
 def collect(model: Any, collector: str) -> Tuple[List[Tuple[str, Any]], Optional[str]]:
@@ -60,23 +86,37 @@ def _name_of(value: Any) -> Optional[str]:
     return getattr(value, "name", None) or str(value)
 
 
+def _field(spec: Any, *names: str) -> Any:
+    """A spec field by its protocol name, or an earlier revision's spelling."""
+    for name in names:
+        value = getattr(spec, name, None)
+        if value is not None:
+            return value
+    return None
+
+
 def _bytes_per_row(spec: Any) -> Optional[int]:
     value = getattr(spec, "bytes_per_row", None)
     if callable(value):
         value = value()
     if value is not None:
         return int(value)
-    try:  # 2 x layers x kv_heads x head_dim x positions x dtype size
-        import torch
-        itemsize = torch.empty((), dtype=spec.dtype).element_size()
-        return 2 * spec.num_layers * spec.num_kv_heads * spec.head_dim * spec.capacity * itemsize
-    except AttributeError:
+    layers = _field(spec, "layers", "num_layers")
+    kv_heads = _field(spec, "kv_heads", "num_kv_heads")
+    head_dim = _field(spec, "head_dim")
+    positions = _field(spec, "physical_capacity_positions", "capacity")
+    dtype = _field(spec, "dtype")
+    if None in (layers, kv_heads, head_dim, positions, dtype):
         return None
+    import torch  # 2 x layers x kv_heads x head_dim x positions x dtype size
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    return 2 * layers * kv_heads * head_dim * positions * itemsize
 
 
 def declaration_event(owner: str, spec: Any, concurrency: int) -> Dict[str, Any]:
-    driver = _name_of(getattr(spec, "rows_driver", None))
-    rows_fixed = getattr(spec, "rows_fixed", None)
+    driver = _name_of(_field(spec, "rows", "rows_driver"))
+    # rows_fixed has a default of 1 in the protocol; it means something only with FIXED.
+    rows_fixed = getattr(spec, "rows_fixed", None) if driver == "FIXED" else None
     rows = concurrency if driver == "MAX_NUM_SEQS" else rows_fixed if driver == "FIXED" else None
     per_row = _bytes_per_row(spec)
     return {
@@ -87,7 +127,7 @@ def declaration_event(owner: str, spec: Any, concurrency: int) -> Dict[str, Any]
         "rows_fixed": rows_fixed,
         "rows": rows,
         "total_bytes": per_row * rows if per_row is not None and rows is not None else None,
-        "capacity": getattr(spec, "capacity", None),
+        "capacity": _field(spec, "physical_capacity_positions", "capacity"),
         "scope": _name_of(getattr(spec, "scope", None)),
         "capacity_source": getattr(spec, "capacity_source", None),
         "declared": True,
