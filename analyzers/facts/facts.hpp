@@ -88,7 +88,8 @@ struct CacheSite {
   std::vector<Guard> guards;  // innermost first
   // Built only when the caller asks for one: the site sits under a guard on a
   // parameter (`use_cache`, `past_key_values is None`) and the object is handed
-  // back (returned, or stored into a returned output). The finding belongs to
+  // back (returned, stored into a returned output, or stored into an object the
+  // caller passed in: `model_kwargs["past_key_values"] = ...`). The finding belongs to
   // the callers that ask (KV102), not to this class.
   bool caller_requested = false;
   bool inside_graph_capture = false;  // lexically inside `with torch.cuda.graph(...)`
@@ -147,6 +148,14 @@ struct Forward {
   std::vector<Guard> guards;
 };
 
+// `name = value` inside a declaration method, so a spec field written as a local
+// (`physical_capacity_positions=physical`) can be read through it.
+struct LocalAssignment {
+  std::string name;
+  Expression value;
+  Location loc;
+};
+
 // A `model_local_kv_specs` method (or its configured name).
 struct Declaration {
   std::string owner_class;
@@ -154,6 +163,7 @@ struct Declaration {
   std::vector<SpecFact> specs;
   std::vector<Forward> forwards;
   bool returns_empty_somewhere = false;  // `return []` / `return ()` on some path
+  std::vector<LocalAssignment> local_assignments;  // in source order (the method itself, not helpers)
 };
 
 // self.<attribute> = <Class>(...) anywhere in a class: the class holds one.
@@ -206,6 +216,18 @@ struct AttributeAssignment {
   std::string attribute;  // "use_cuda_graph" (first component after self)
   Expression value;       // the right-hand side as written, with the names it reads
   Location loc;           // the assignment statement
+};
+
+// `Cls(...)` / `Cls.factory(...)` called inside a function (a class's method or a
+// module-level function), with the guards it runs under (caller guards within the
+// class included), so rules can see a gate the holder puts around building a class:
+// `if enforce_eager: return` before `self.wrapper = GraphWrapper(...)`.
+struct Construction {
+  std::string owner_class;   // empty in a module-level function
+  std::string method;
+  std::string target_class;  // resolved dotted name, as OwnershipHop::target_class
+  Location loc;              // the call
+  std::vector<Guard> guards;  // innermost first
 };
 
 struct Constant {  // NAME = <literal> at module or class level
@@ -266,6 +288,7 @@ struct FileFacts {
   std::vector<Constant> constants;
   std::vector<Suppression> suppressions;
   std::vector<AttributeAssignment> attribute_assignments;
+  std::vector<Construction> constructions;
   std::vector<ParseProblem> parse_problems;
 };
 

@@ -236,6 +236,9 @@ json to_json(const FileFacts& f) {
 
   json& declarations = j["declarations"] = json::array();
   for (const auto& d : f.declarations) {
+    json locals = json::array();
+    for (const auto& l : d.local_assignments)
+      locals.push_back({{"name", l.name}, {"value", w.expr(l.value)}, {"loc", w.loc(l.loc)}});
     json specs = json::array();
     for (const auto& s : d.specs)
       specs.push_back({{"loc", w.loc(s.loc)},
@@ -252,7 +255,8 @@ json to_json(const FileFacts& f) {
                             {"loc", w.loc(d.loc)},
                             {"specs", specs},
                             {"forwards", forwards},
-                            {"returns_empty_somewhere", d.returns_empty_somewhere}});
+                            {"returns_empty_somewhere", d.returns_empty_somewhere},
+                            {"local_assignments", locals}});
   }
 
   json& hops = j["hops"] = json::array();
@@ -293,6 +297,14 @@ json to_json(const FileFacts& f) {
                                      {"attribute", a.attribute},
                                      {"value", w.expr(a.value)},
                                      {"loc", w.loc(a.loc)}});
+
+  json& constructions = j["constructions"] = json::array();
+  for (const auto& c : f.constructions)
+    constructions.push_back({{"owner_class", c.owner_class},
+                             {"method", c.method},
+                             {"target_class", c.target_class},
+                             {"loc", w.loc(c.loc)},
+                             {"guards", w.guards(c.guards)}});
 
   json& suppressions = j["suppressions"] = json::array();
   for (const auto& s : f.suppressions)
@@ -390,6 +402,8 @@ FileFacts file_facts_from_json(const json& j) {
       decl.forwards.push_back(
           {fw.at("via_attribute").get<std::string>(), r.loc(fw.at("loc")), r.guards(fw.at("guards"))});
     decl.returns_empty_somewhere = d.at("returns_empty_somewhere").get<bool>();
+    for (const auto& l : d.at("local_assignments"))
+      decl.local_assignments.push_back({l.at("name").get<std::string>(), r.expr(l.at("value")), r.loc(l.at("loc"))});
     f.declarations.push_back(std::move(decl));
   }
 
@@ -424,6 +438,11 @@ FileFacts file_facts_from_json(const json& j) {
     f.attribute_assignments.push_back({a.at("owner_class").get<std::string>(), a.at("method").get<std::string>(),
                                        a.at("attribute").get<std::string>(), r.expr(a.at("value")),
                                        r.loc(a.at("loc"))});
+
+  for (const auto& c : j.at("constructions"))
+    f.constructions.push_back({c.at("owner_class").get<std::string>(), c.at("method").get<std::string>(),
+                               c.at("target_class").get<std::string>(), r.loc(c.at("loc")),
+                               r.guards(c.at("guards"))});
 
   for (const auto& s : j.at("suppressions"))
     f.suppressions.push_back({r.loc(s.at("loc")), s.at("file_level").get<bool>(),

@@ -39,6 +39,7 @@ struct Project::Index {
   std::unordered_map<const ClassFact*, const Declaration*> declarations;
   std::unordered_map<const ClassFact*, std::vector<const OwnershipHop*>> hops_from;
   std::unordered_map<const ClassFact*, std::vector<Holder>> holders_of;
+  std::unordered_map<const ClassFact*, std::vector<ClassRef>> subclasses_of;  // transitive
 };
 
 Project::Project(std::vector<FileFacts> files, Vocabulary vocabulary)
@@ -73,6 +74,8 @@ Project::Project(std::vector<FileFacts> files, Vocabulary vocabulary)
         ix.holders_of[target.cls].push_back(Holder{holder, &h});
     }
   }
+  for (ClassRef c : classes_)
+    for (ClassRef a : ancestors(c)) ix.subclasses_of[a.cls].push_back(c);
 }
 
 Project::~Project() = default;
@@ -186,8 +189,15 @@ std::vector<Holder> Project::holders(ClassRef cls) const {
     if (it != index_->holders_of.end()) out.insert(out.end(), it->second.begin(), it->second.end());
   };
   collect(cls);
-  // A holder of a base class holds instances of the subclass too only when it
-  // constructs the subclass, so bases are not followed here.
+  // A subclass of a holder inherits the hop (`self.gen = Generator()` in the base's
+  // __init__) and may declare for it. Bases of `cls` are not followed: a holder of a
+  // base class holds the subclass only when it constructs the subclass.
+  const std::size_t direct = out.size();
+  for (std::size_t i = 0; i < direct; ++i) {
+    auto it = index_->subclasses_of.find(out[i].holder.cls);
+    if (it == index_->subclasses_of.end()) continue;
+    for (ClassRef sub : it->second) out.push_back(Holder{sub, out[i].hop});
+  }
   return out;
 }
 

@@ -69,7 +69,8 @@ class Project {
   // The class's own model_local_kv_specs, or the nearest inherited one.
   const Declaration* own_declaration(ClassRef cls) const;
   std::vector<Cover> inherited_declarations(ClassRef cls) const;  // Own first, then Inherited
-  // Classes that hold an instance of `cls` (self.x = Cls(...)), directly.
+  // Classes that hold an instance of `cls` (self.x = Cls(...)) directly, then their
+  // subclasses (which inherit the hop).
   std::vector<Holder> holders(ClassRef cls) const;
   // Every declaration covering `cls`: own, inherited, forwarded by a holder
   // through the hop's attribute, or declared by a holder (transitively, bounded).

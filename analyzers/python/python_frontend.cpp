@@ -394,7 +394,7 @@ struct ClassState {
   // builds are its own structure, and the site that counts is its constructor.
   bool is_cache_class = false;
   struct SiteRef {
-    enum class Kind { Cache, Implicit, Capture } kind;
+    enum class Kind { Cache, Implicit, Capture, Construction } kind;
     std::size_t index;
     std::string method;
   };
@@ -1309,6 +1309,9 @@ class FileWalker {
         case ClassState::SiteRef::Kind::Capture:
           target = &out_.captures[ref.index].guards;
           break;
+        case ClassState::SiteRef::Kind::Construction:
+          target = &out_.constructions[ref.index].guards;
+          break;
       }
       target->insert(target->end(), extra.begin(), extra.end());
     }
@@ -1377,6 +1380,21 @@ class FileWalker {
       emit_capture(make_capture(CaptureSite::Kind::StreamBeginCapture, call, fn));
 
     if (has_use_cache_) on_implicit_candidate(call, fn);
+    if (func) on_construction(call);
+  }
+
+  void on_construction(TSNode call) {
+    std::string target = constructed_class(call);
+    if (target.empty()) return;
+    facts::Construction c;
+    c.owner_class = owner_name();
+    c.method = method_name();
+    c.target_class = std::move(target);
+    c.loc = loc(call);
+    c.guards = current_guards();
+    if (ClassState* cls = owner_state())
+      cls->sites.push_back({ClassState::SiteRef::Kind::Construction, out_.constructions.size(), c.method});
+    out_.constructions.push_back(std::move(c));
   }
 
   void on_self_call(TSNode call, std::string_view method) {
@@ -1517,6 +1535,9 @@ class FileWalker {
         while (sym(root) == Sym::Attribute || sym(root) == Sym::Subscript)
           root = field(root, sym(root) == Sym::Attribute ? g_.f_object : g_.f_value);
         Frame* func = function_frame();
+        // Stored into an object the caller passed in (`model_kwargs["past_key_values"] =
+        // DynamicCache()`): the caller gets it back, as with a returned cache.
+        if (func && sym(root) == Sym::Identifier && is_param(text(root))) r.assigned_to_param = true;
         if (func && sym(root) == Sym::Identifier) {
           RetentionInfo via_root;
           follow_local(func->node, text(root), ts_node_end_byte(assignment), via_root);
@@ -1642,8 +1663,10 @@ class FileWalker {
     for (const auto& cap : captures_open_)
       if (out_.captures[cap].kind == CaptureSite::Kind::GraphContext) site.inside_graph_capture = true;
     const bool handed_back = site.retention == Retention::Returned || r.assigned_to_param;
+    // Any branch on a parameter (an `if`, its `else`, an earlier `if ...: return`)
+    // means the caller's arguments decide whether the cache is built.
     const bool asked = std::any_of(site.guards.begin(), site.guards.end(), [](const Guard& g) {
-      return g.origin == Guard::Origin::If && !g.parameters.empty();
+      return is_conditional_origin(g.origin) && !g.parameters.empty();
     });
     site.caller_requested = handed_back && asked;
     if (ClassState* cls = owner_state()) {
@@ -1873,6 +1896,8 @@ class FileWalker {
       }
       if (sym(n) == Sym::Identifier && text(n) == "self" && !ts_node_is_null(first_attr))
         via = std::string(text(field(first_attr, g_.f_attribute)));
+      else if (sym(n) == Sym::Identifier && ts_node_is_null(first_attr))
+        via = local_self_attribute(text(n), ts_node_start_byte(call));
     } else if (resolved_simple(strip_view(fn)) == vocab_.collector) {
       TSNode arg = unwrap_parens(first_positional(call));
       if (!ts_node_is_null(arg) && sym(arg) == Sym::Attribute) {
@@ -1883,6 +1908,8 @@ class FileWalker {
         }
         if (sym(n) == Sym::Identifier && text(n) == "self")
           via = std::string(text(field(first_attr, g_.f_attribute)));
+      } else if (!ts_node_is_null(arg) && sym(arg) == Sym::Identifier) {
+        via = local_self_attribute(text(arg), ts_node_start_byte(call));
       }
     }
     if (via.empty()) return;
@@ -1893,6 +1920,61 @@ class FileWalker {
     } else {
       cls.helper_forwards[std::string(f->method)].push_back(std::move(fw));
     }
+  }
+  // The attribute a local was last bound to before `before` in the enclosing
+  // function: `gen = self.audio_generator` or `gen = getattr(self, "audio_generator", None)`
+  // gives "audio_generator"; empty when the local holds anything else.
+  std::string local_self_attribute(std::string_view name, uint32_t before) {
+    Frame* func = function_frame();
+    if (!func || name == "self") return {};
+    std::string found;
+    uint32_t found_at = 0;
+    Cursor c(func->node);
+    std::vector<TSNode> stack{func->node};
+    while (!stack.empty()) {
+      TSNode n = stack.back();
+      stack.pop_back();
+      if (ts_node_start_byte(n) >= before) continue;
+      if (sym(n) == Sym::Assignment) {
+        TSNode left = field(n, g_.f_left);
+        TSNode right = unwrap_parens(field(n, g_.f_right));
+        if (sym(left) == Sym::Identifier && text(left) == name && ts_node_start_byte(n) >= found_at) {
+          found_at = ts_node_start_byte(n);
+          found = self_attribute_of(right);
+        }
+      }
+      const std::size_t first = stack.size();
+      for_each_named_child(c, n, [&](TSNode child, TSFieldId) {
+        if (sym(child) != Sym::FunctionDef && sym(child) != Sym::ClassDef) stack.push_back(child);
+        return true;
+      });
+      std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(first), stack.end());
+    }
+    return found;
+  }
+  // "x" for `self.x`, `self.x.y`, `getattr(self, "x")`, `getattr(self, "x", None)`; else empty.
+  std::string self_attribute_of(TSNode value) {
+    if (ts_node_is_null(value)) return {};
+    if (sym(value) == Sym::Attribute) {
+      TSNode n = value, first_attr{};
+      while (sym(n) == Sym::Attribute) {
+        first_attr = n;
+        n = field(n, g_.f_object);
+      }
+      if (sym(n) == Sym::Identifier && text(n) == "self")
+        return std::string(text(field(first_attr, g_.f_attribute)));
+      return {};
+    }
+    if (sym(value) == Sym::Call && text(field(value, g_.f_function)) == "getattr") {
+      TSNode args = field(value, g_.f_arguments);
+      if (ts_node_is_null(args) || ts_node_named_child_count(args) < 2) return {};
+      TSNode object = unwrap_parens(named_child(args, 0));
+      TSNode attribute = unwrap_parens(named_child(args, 1));
+      if (sym(object) != Sym::Identifier || text(object) != "self") return {};
+      const Expression e = make_expr(attribute);
+      if (e.literal == facts::LiteralKind::String) return e.literal_value;
+    }
+    return {};
   }
   void on_return(TSNode node) {
     Frame* f = innermost_frame();
@@ -1930,6 +2012,13 @@ class FileWalker {
         auto& attrs = classes_[static_cast<std::size_t>(f->class_state)]->none_attributes;
         attrs.emplace(text(field(left, g_.f_attribute)), loc(node));
       }
+    }
+    if (plain && ls == Sym::Identifier && func && func->is_declaration && func->method == func->name &&
+        func->class_state >= 0 && sym(right) != Sym::Assignment) {
+      ClassState& cls = *classes_[static_cast<std::size_t>(func->class_state)];
+      if (cls.active_declaration)
+        cls.declarations[*cls.active_declaration].local_assignments.push_back(
+            {std::string(text(left)), make_expr(right), loc(node)});
     }
     if (plain && ls == Sym::Identifier && !func && sym(right) != Sym::Assignment) {
       facts::Constant c;

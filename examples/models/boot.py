@@ -114,18 +114,20 @@ class MingTalkerWithHop(nn.Module):
     """MingTalker plus the one explicit hop KV105 asks for. Without it the engine's
     collector never reaches MingAudioGenerator's declaration (KV105, static), and the
     declared rows KV203 is about could not be compared with the observed ones. The
-    talker itself runs unchanged."""
+    talker itself runs unchanged; the generator is held here as a plain attribute, as
+    the fixed MingTalker would hold it, so the spec is credited to MingAudioGenerator."""
 
     def __init__(self, talker: MingTalker, device: str) -> None:
         super().__init__()
         self.talker = talker
+        self.generator = talker.generator
         self.device_name = device
 
     def forward(self, runtime_additional_information):
         return self.talker(runtime_additional_information)
 
     def model_local_kv_specs(self):
-        return self.talker.generator.model_local_kv_specs()
+        return self.generator.model_local_kv_specs()
 
 
 def build_talker(device: str = "cpu") -> MingTalkerWithHop:
@@ -134,7 +136,7 @@ def build_talker(device: str = "cpu") -> MingTalkerWithHop:
 
 @torch.no_grad()
 def drive_talker(model: MingTalkerWithHop, path: str, concurrency: int, steps: int) -> None:
-    hidden = model.talker.generator._llm_config.hidden_size
+    hidden = model.generator._llm_config.hidden_size
     for _ in range(steps):
         # `concurrency` requests are batched into the call; the talker serves the first.
         batch = [{"inputs_embeds": torch.zeros(1, 8, hidden, dtype=torch.bfloat16,

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <unordered_map>
 
 #include "rules/common/rule_support.hpp"
 
@@ -21,6 +23,12 @@ Reports a CUDA-graph capture (`with torch.cuda.graph(...)`, `capture_begin()`,
 `enforce_eager` (or any name containing "eager") -- neither an enclosing `if`, an early
 return earlier in the method, nor a guard under which its class calls the capturing
 method. Typically the only gate is `torch.cuda.is_available()`, or there is none.
+
+A guard on an attribute counts when the class assigns that attribute from enforce_eager
+(`self.use_cuda_graph = not config.enforce_eager`, then `if self.use_cuda_graph:`), one
+level deep. A capture in a wrapper class is also gated when every place another class
+(or function) builds the wrapper runs under such a guard (`if enforce_eager: return`
+before `self.wrapper = GraphWrapper(...)`): under `enforce_eager` the wrapper never exists.
 
 ## Why it matters
 `enforce_eager: true` is how a deployment says "no CUDA graphs". A model that captures
@@ -45,7 +53,8 @@ Fixed:
 ## How to fix
 Read `enforce_eager` from the engine config at construction and skip the capture (and
 the graph-pool declaration) when it is set. The analyzer sees guards inside the capturing
-class only; if the caller gates the capture from another class, suppress with a reason.
+class and around the places its holders build it (one level); if the gate sits further
+away (a holder of the holder decides), suppress with a reason.
 
 ## Runtime verdict
 `kvlint confirm` runs the owner's `enforce_eager` path. Confirmed when a capture happens
@@ -56,19 +65,62 @@ class Check final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
+    std::optional<ConstructionIndex> constructions;
     for (const auto& file : project.files()) {
       for (const auto& capture : file.captures) {
         const facts::ClassRef owner = project.class_of(file, capture.owner_class);
-        if (std::any_of(capture.guards.begin(), capture.guards.end(), [&](const facts::Guard& g) {
-              return rules::guard_mentions(g, "eager") || reads_eager_through_attribute(project, owner, g);
-            }))
-          continue;
+        if (gated_on_eager(project, owner, capture.guards)) continue;
+        if (owner) {
+          if (!constructions) constructions = index_constructions(project);
+          if (built_only_when_not_eager(project, owner, *constructions)) continue;
+        }
         out.push_back(make_finding(capture));
       }
     }
   }
 
  private:
+  struct Built {
+    facts::ClassRef by;  // the constructing class; empty for a module-level function
+    const facts::Construction* construction = nullptr;
+  };
+  using ConstructionIndex = std::unordered_map<const facts::ClassFact*, std::vector<Built>>;
+
+  static ConstructionIndex index_constructions(const facts::Project& project) {
+    ConstructionIndex index;
+    for (const auto& file : project.files())
+      for (const auto& c : file.constructions)
+        if (facts::ClassRef target = project.find_class(c.target_class, &file))
+          index[target.cls].push_back({project.class_of(file, c.owner_class), &c});
+    return index;
+  }
+
+  static bool gated_on_eager(const facts::Project& project, facts::ClassRef owner,
+                             const std::vector<facts::Guard>& guards) {
+    return std::any_of(guards.begin(), guards.end(), [&](const facts::Guard& g) {
+      return rules::guard_mentions(g, "eager") || reads_eager_through_attribute(project, owner, g);
+    });
+  }
+
+  // The capturing class is built by others (a holder's `self.wrapper = Wrapper(...)`),
+  // and every such construction runs under an enforce_eager gate: under
+  // `enforce_eager` the class never exists, so neither does its capture. One level:
+  // the constructing method's guards (caller guards within its class included).
+  // Constructions inside the class itself (a factory classmethod) are not holders.
+  static bool built_only_when_not_eager(const facts::Project& project, facts::ClassRef owner,
+                                        const ConstructionIndex& index) {
+    auto it = index.find(owner.cls);
+    if (it == index.end()) return false;
+    bool any = false;
+    for (const Built& b : it->second) {
+      if (b.by == owner) continue;
+      if (!gated_on_eager(project, b.by, b.construction->guards)) return false;
+      any = true;
+    }
+    return any;
+  }
+
+
   // `if self.use_cuda_graph:` where the class sets `self.use_cuda_graph = not
   // config.enforce_eager`: the guard reads enforce_eager through the attribute.
   // One level only: the attribute's own assignments, not what they read in turn.

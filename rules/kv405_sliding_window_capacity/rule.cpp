@@ -96,20 +96,49 @@ class Check final : public Rule {
   }
 
  private:
+  // `physical_capacity_positions=physical` with `physical = self.window - 1` earlier in
+  // the declaration: the local's value (one level), else the field as written.
+  static const facts::Expression& through_local(const facts::Declaration& declaration,
+                                                const facts::Expression& capacity) {
+    const std::string name = ss::without_whitespace(capacity.text);
+    const facts::Expression* bound = &capacity;
+    for (const auto& local : declaration.local_assignments)
+      if (local.name == name && local.loc.line <= capacity.loc.line) bound = &local.value;
+    return *bound;
+  }
+  // `self.prefix_length` where the class sets `self.prefix_length =
+  // int(getattr(config, "sliding_window", 0))`: the window, read through the attribute.
+  static bool attribute_reads_sliding_window(const facts::Project& project, const facts::FileFacts& file,
+                                             const std::string& owner_class, std::string_view window) {
+    constexpr std::string_view kSelf = "self.";
+    if (!window.starts_with(kSelf)) return false;
+    std::string_view attribute = window.substr(kSelf.size());
+    if (attribute.empty() || attribute.find_first_of(".[(") != std::string_view::npos) return false;
+    const facts::ClassRef owner = project.class_of(file, owner_class);
+    if (!owner) return false;
+    for (const facts::AttributeAssignment* a : project.attribute_assignments_of(owner, attribute)) {
+      if (ss::contains_ci(a->value.text, "sliding_window")) return true;
+      for (const auto& n : a->value.names)
+        if (ss::contains_ci(n, "sliding_window")) return true;
+    }
+    return false;
+  }
   static bool accepted(const facts::Project& project, const ss::SpecRef& ref,
                        const facts::Expression& capacity,
                        const std::vector<const ss::SiteSpecMatch*>& sliding_sites) {
-    std::string text = ss::without_whitespace(capacity.text);
+    const facts::Expression& resolved = through_local(*ref.declaration, capacity);
+    std::string text = ss::without_whitespace(resolved.text);
     if (text.size() > 2 && text.ends_with("-1")) {
       std::string window = text.substr(0, text.size() - 2);
       std::string tail = ss::lowercase(facts::simple_name(window));
       if (tail.find("sliding_window") != std::string::npos) return true;
+      if (attribute_reads_sliding_window(project, *ref.file, ref.declaration->owner_class, window)) return true;
       for (const auto* m : sliding_sites)
         if (const auto* w = ss::window_argument(*m->site);
             w && ss::without_whitespace(w->value.text) == window)
           return true;
     }
-    auto value = ss::int_value(project, *ref.file, ref.declaration->owner_class, capacity);
+    auto value = ss::int_value(project, *ref.file, ref.declaration->owner_class, resolved);
     if (!value) return false;
     std::set<long long> windows;
     for (const auto* m : sliding_sites)

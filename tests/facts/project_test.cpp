@@ -155,3 +155,27 @@ TEST(Project, ConstantsResolveClassThenModule) {
 
 }  // namespace
 }  // namespace kvlint::facts
+
+namespace kvlint::facts {
+namespace {
+
+TEST(Project, SubclassOfAHolderInheritsTheHopAndCovers) {
+  auto files = two_files();
+  // class PerSequenceTalker(Talker) declares for the generator Talker holds.
+  files[1].classes.push_back(make_class("PerSequenceTalker", {{"Talker", "Talker"}}));
+  files[1].declarations.push_back(make_declaration("PerSequenceTalker", 1));
+  Project p(std::move(files), Vocabulary{});
+  ClassRef generator = p.find_class("Generator");
+  auto holders = p.holders(generator);
+  ASSERT_EQ(holders.size(), 2u);
+  EXPECT_EQ(holders[0].holder.cls->name, "Talker");
+  EXPECT_EQ(holders[1].holder.cls->name, "PerSequenceTalker");
+  EXPECT_EQ(holders[1].hop->attribute, "gen");
+  bool declared_by_subclass = false;
+  for (const Cover& c : p.coverage(generator))
+    declared_by_subclass |= c.how == Cover::How::DeclaredByHolder && c.declarer.cls->name == "PerSequenceTalker";
+  EXPECT_TRUE(declared_by_subclass);
+}
+
+}  // namespace
+}  // namespace kvlint::facts

@@ -106,6 +106,7 @@ def test_serialized_talker_stays_one_row_while_declaring_max_num_seqs(report):
     evidence = kv203["evidence"]
     assert evidence["concurrency"] == 4 and evidence["observed"]["rows"] == 1
     assert evidence["declared"]["rows_driver"] == "MAX_NUM_SEQS" and evidence["declared"]["rows"] == 4
+    assert evidence["declared"]["owner"] == "MingAudioGenerator"  # reached by boot.py's hop
 
 
 def test_prompt_encoder_implicit_cache_is_observed_at_the_call_line(report):

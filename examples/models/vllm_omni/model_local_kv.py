@@ -31,23 +31,6 @@ class ModelLocalKVSpec:
     rows_reason: str = ""
     allocation_note: Optional[str] = None
 
-    # Read-only views under the names the engine's consumer (and kvlint's
-    # runtime harness) reads; the fields above keep this copy's spelling.
-    @property
-    def rows_driver(self) -> RowDriver:
-        return self.rows
-
-    @property
-    def capacity(self) -> int:
-        return self.physical_capacity_positions
-
-    @property
-    def bytes_per_row(self) -> int:
-        import torch
-
-        itemsize = torch.empty((), dtype=self.dtype).element_size()
-        return 2 * self.layers * self.kv_heads * self.head_dim * self.physical_capacity_positions * itemsize
-
 
 def spec_from_hf_config(config, *, name, physical_capacity_positions, capacity_source, scope,
                         dtype, rows, rows_fixed=1, rows_reason="", allocation_note=None,
