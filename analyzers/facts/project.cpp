@@ -277,7 +277,7 @@ std::vector<const BatchEvidence*> Project::batch_evidence_of(ClassRef cls) const
 }
 
 std::vector<const AttributeAssignment*> Project::attribute_assignments_of(ClassRef cls,
-                                                                         std::string_view attribute) const {
+                                                                          std::string_view attribute) const {
   std::vector<const AttributeAssignment*> out;
   for (const AttributeAssignment* a : gather<AttributeAssignment>(*this, cls, index_->attribute_assignments))
     if (a->attribute == attribute) out.push_back(a);

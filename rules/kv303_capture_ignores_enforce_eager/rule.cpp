@@ -120,7 +120,6 @@ class Check final : public Rule {
     return any;
   }
 
-
   // `if self.use_cuda_graph:` where the class sets `self.use_cuda_graph = not
   // config.enforce_eager`: the guard reads enforce_eager through the attribute.
   // One level only: the attribute's own assignments, not what they read in turn.

@@ -132,7 +132,8 @@ class Check final : public Rule {
       std::string window = text.substr(0, text.size() - 2);
       std::string tail = ss::lowercase(facts::simple_name(window));
       if (tail.find("sliding_window") != std::string::npos) return true;
-      if (attribute_reads_sliding_window(project, *ref.file, ref.declaration->owner_class, window)) return true;
+      if (attribute_reads_sliding_window(project, *ref.file, ref.declaration->owner_class, window))
+        return true;
       for (const auto* m : sliding_sites)
         if (const auto* w = ss::window_argument(*m->site);
             w && ss::without_whitespace(w->value.text) == window)

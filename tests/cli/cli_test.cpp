@@ -274,26 +274,32 @@ TEST(Cli, WarmCacheGivesIdenticalOutputAndParsesNothing) {
   dir.write("c.py", kCleanFile);
   const CliRun cold = kvlint(dir.path(), {"check", "--format", "json", "--verbose"});
   EXPECT_THAT(stats_line(cold), HasSubstr("files_parsed=2 files_cached=0 files_skipped=1"));
-  EXPECT_TRUE(fs::exists(dir.path() / ".kvlint_cache/facts-cache.json"));
+  EXPECT_TRUE(fs::exists(dir.path() / ".kvlint_cache/facts-cache.cbor"));
   const CliRun warm = kvlint(dir.path(), {"check", "--format", "json", "--verbose"});
   EXPECT_THAT(stats_line(warm), HasSubstr("files_parsed=0 files_cached=2 files_skipped=1"));
   EXPECT_EQ(warm.out, cold.out);
   EXPECT_EQ(warm.exit_code, cold.exit_code);
   // --no-cache parses again and leaves the cache alone.
-  const auto cache_time = fs::last_write_time(dir.path() / ".kvlint_cache/facts-cache.json");
+  const auto cache_time = fs::last_write_time(dir.path() / ".kvlint_cache/facts-cache.cbor");
   const CliRun uncached = kvlint(dir.path(), {"check", "--format", "json", "--verbose", "--no-cache"});
   EXPECT_THAT(stats_line(uncached), HasSubstr("files_parsed=2"));
   EXPECT_EQ(uncached.out, cold.out);
-  EXPECT_EQ(fs::last_write_time(dir.path() / ".kvlint_cache/facts-cache.json"), cache_time);
-  // A corrupt cache is a note, not a failure.
-  std::ofstream(dir.path() / ".kvlint_cache/facts-cache.json") << "garbage";
+  EXPECT_EQ(fs::last_write_time(dir.path() / ".kvlint_cache/facts-cache.cbor"), cache_time);
+  // An edit re-parses only the edited file; the others come from the per-file cache.
+  dir.write("a.py", std::string(kWarningFile) + "\n# edited\n");
+  const CliRun edited = kvlint(dir.path(), {"check", "--format", "json", "--verbose"});
+  EXPECT_THAT(stats_line(edited), HasSubstr("files_parsed=1 files_cached=1 files_skipped=1"));
+  dir.write("a.py", kWarningFile);
+  // A corrupt cache (facts and the last run's result) is a note, not a failure.
+  std::ofstream(dir.path() / ".kvlint_cache/facts-cache.cbor") << "garbage";
+  std::ofstream(dir.path() / ".kvlint_cache/last-run.json") << "garbage";
   const CliRun corrupt = kvlint(dir.path(), {"check", "--format", "json", "--verbose"});
   EXPECT_EQ(corrupt.out, cold.out);
   EXPECT_THAT(corrupt.err, HasSubstr("note: ignoring unreadable cache"));
   EXPECT_THAT(stats_line(corrupt), HasSubstr("files_parsed=2"));
   // --cache-dir elsewhere.
   const CliRun elsewhere = kvlint(dir.path(), {"check", "--cache-dir", "cache2", "--verbose"});
-  EXPECT_TRUE(fs::exists(dir.path() / "cache2/facts-cache.json"));
+  EXPECT_TRUE(fs::exists(dir.path() / "cache2/facts-cache.cbor"));
 }
 
 TEST(Cli, RulesExplainVersionAndFacts) {

@@ -123,7 +123,7 @@ TEST(ResultCache, RoundTripsFactsAndDiagnostics) {
 
 TEST(ResultCache, CorruptFileIsIgnoredWithANote) {
   TempDir dir;
-  dir.write("cache/facts-cache.json", "{ not json");
+  dir.write("cache/facts-cache.cbor", "{ not cbor");
   ResultCache cache(dir.path() / "cache", "v1");
   EXPECT_THAT(cache.note(), ::testing::HasSubstr("ignoring unreadable cache"));
   EXPECT_FALSE(cache.lookup("00"));
@@ -140,7 +140,7 @@ TEST(Pipeline, WarmCacheParsesNothingAndGivesTheSameResult) {
   EXPECT_EQ(cold.stats.files_found, 2u);
   EXPECT_EQ(cold.stats.files_parsed, 1u);
   EXPECT_EQ(cold.stats.files_skipped, 1u);  // the prefilter: no anchor in other.py
-  EXPECT_TRUE(fs::exists(dir.path() / ".kvlint_cache/facts-cache.json"));
+  EXPECT_TRUE(fs::exists(dir.path() / ".kvlint_cache/facts-cache.cbor"));
   const auto warm = check(dir, true);
   EXPECT_EQ(warm.stats.files_parsed, 0u);
   EXPECT_EQ(warm.stats.files_cached, 1u);

@@ -31,9 +31,9 @@ def helper(obj):
   EXPECT_EQ(eager.method, "__init__");
   EXPECT_EQ(eager.attribute, "_use_cuda_graphs");
   EXPECT_EQ(eager.value.text, "not vllm_config.model_config.enforce_eager");
-  EXPECT_NE(std::find(eager.value.names.begin(), eager.value.names.end(),
-                      "vllm_config.model_config.enforce_eager"),
-            eager.value.names.end());
+  EXPECT_NE(
+      std::find(eager.value.names.begin(), eager.value.names.end(), "vllm_config.model_config.enforce_eager"),
+      eager.value.names.end());
   EXPECT_EQ(eager.loc.line, 6u);
   EXPECT_EQ(f.attribute_assignments[1].attribute, "enabled");
   EXPECT_EQ(f.attribute_assignments[1].value.text, "enabled");
@@ -88,6 +88,46 @@ class Talker(nn.Module):
   ASSERT_EQ(back.declarations.size(), 1u);
   ASSERT_EQ(back.declarations[0].local_assignments.size(), 4u);
   EXPECT_EQ(back.declarations[0].local_assignments[1].value.text, "self._cudagraph_wrapper");
+}
+
+}  // namespace
+}  // namespace kvlint::frontend_test
+
+namespace kvlint::frontend_test {
+namespace {
+
+TEST(FrontendConstructions, RecordsBuiltClassesWithTheirGuardsAndCallerGuards) {
+  const auto f = analyze(R"PY(from .wrapper import GraphWrapper
+class Codec:
+    def load_weights(self, device):
+        if not self.vllm_config.model_config.enforce_eager:
+            self._configure(device)
+    def _configure(self, device):
+        if self._codec is None:
+            return
+        self.wrapper = GraphWrapper(self._codec)
+        helper = Helper.from_config(self.cfg)
+def build(codec):
+    return GraphWrapper(codec)
+)PY");
+  ASSERT_EQ(f.constructions.size(), 3u);
+  const auto& w = f.constructions[0];
+  EXPECT_EQ(w.owner_class, "Codec");
+  EXPECT_EQ(w.method, "_configure");
+  EXPECT_EQ(w.target_class, ".wrapper.GraphWrapper");
+  EXPECT_EQ(w.loc.line, 9u);
+  ASSERT_EQ(w.guards.size(), 2u);
+  EXPECT_EQ(w.guards[0].origin, facts::Guard::Origin::EarlyReturn);
+  EXPECT_EQ(w.guards[1].origin, facts::Guard::Origin::CallerGuard);
+  EXPECT_EQ(w.guards[1].condition.text, "not self.vllm_config.model_config.enforce_eager");
+  EXPECT_EQ(f.constructions[1].target_class, "Helper");
+  EXPECT_EQ(f.constructions[2].owner_class, "");
+  EXPECT_EQ(f.constructions[2].method, "build");
+  EXPECT_TRUE(f.constructions[2].guards.empty());
+  const auto back = facts::file_facts_from_json(facts::to_json(f));
+  ASSERT_EQ(back.constructions.size(), 3u);
+  EXPECT_EQ(back.constructions[0].guards.size(), 2u);
+  EXPECT_EQ(back.constructions[0].target_class, w.target_class);
 }
 
 }  // namespace

@@ -76,7 +76,11 @@ def collect(model: Any, collector: str) -> Tuple[List[Tuple[str, Any]], Optional
         except (ImportError, AttributeError):
             collect_fn = None  # not installed here: fall back to the engine's algorithm
         if collect_fn is not None:
-            return [(getattr(s, "owner", None) or "", s) for s in _as_list(collect_fn(model))], collector
+            # The project's collector returns bare specs; owners come from the engine's
+            # own walk, matched by equality, so verdicts can pair them with findings.
+            walked = _walk(model)
+            return [(_owner_of(s, [(o, [w]) for o, w in walked], getattr(s, "owner", None) or ""), s)
+                    for s in _as_list(collect_fn(model))], collector
     return _walk(model), None
 
 

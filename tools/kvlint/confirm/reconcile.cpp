@@ -148,6 +148,17 @@ class Reconciler {
     return result;
   }
 
+  // Runtime-only findings are printed beside static ones, whose paths are as the user
+  // wrote them: show a file under the working directory relative to it, like those.
+  static std::string display_path(const std::string& observed) {
+    std::error_code ec;
+    const std::filesystem::path cwd = std::filesystem::current_path(ec);
+    if (ec) return observed;
+    const std::filesystem::path rel = std::filesystem::path(observed).lexically_relative(cwd);
+    if (rel.empty() || *rel.begin() == "..") return observed;
+    return rel.generic_string();
+  }
+
   std::vector<RuntimeFinding> runtime_findings(const std::vector<InputFinding>& findings) {
     std::set<Site> named;
     for (const auto& input : findings) {
@@ -160,6 +171,7 @@ class Reconciler {
     for (const auto& run : runs_) {
       for (const auto& cache : run.caches) {
         const Site site{canonical_.at(cache.file), cache.line};
+        const std::string shown = display_path(cache.file);
         auto declarations = declarations_of(run, cache.path, cache.concurrency, cache.owner);
         bool owner_declares_anywhere = false;
         for (const auto& d : run.declarations)
@@ -169,7 +181,7 @@ class Reconciler {
             !within_tolerance(closest->bytes_per_row, cache.bytes_per_row, options_.tolerance)) {
           if (!reported.insert({"RT002", site.first, site.second}).second) continue;
           RuntimeFinding rt{
-              "RT002", "declared-bytes-drift", Severity::Error, cache.file, cache.line, cache.owner, {}, {}};
+              "RT002", "declared-bytes-drift", Severity::Error, shown, cache.line, cache.owner, {}, {}};
           rt.evidence = group_evidence(run, cache.path, cache.concurrency);
           rt.evidence.observed = observed_of(cache);
           rt.evidence.declared = declared_of(*closest);
@@ -177,7 +189,7 @@ class Reconciler {
               "{} declares {} per row for \"{}\", observed {} per row ({} at {}:{}) on path {} at "
               "concurrency {}, beyond the {:g}% tolerance",
               cache.owner, format_bytes(closest->bytes_per_row), closest->name,
-              format_bytes(cache.bytes_per_row), cache.cache_class, cache.file, cache.line, cache.path,
+              format_bytes(cache.bytes_per_row), cache.cache_class, shown, cache.line, cache.path,
               cache.concurrency, options_.tolerance * 100);
           rt.evidence.summary =
               fmt::format("declared {} per row, observed {} per row", format_bytes(closest->bytes_per_row),
@@ -188,13 +200,13 @@ class Reconciler {
         if (named.count(site) != 0 || owner_declares_anywhere) continue;
         if (!reported.insert({"RT001", site.first, site.second}).second) continue;
         RuntimeFinding rt{
-            "RT001", "unflagged-cache", Severity::Warning, cache.file, cache.line, cache.owner, {}, {}};
+            "RT001", "unflagged-cache", Severity::Warning, shown, cache.line, cache.owner, {}, {}};
         rt.evidence = group_evidence(run, cache.path, cache.concurrency);
         rt.evidence.observed = observed_of(cache);
         rt.message = fmt::format(
             "{} created at {}:{} (owner {}) holds {} per row and no static finding names it and "
             "no declaration covers it: a blind spot of the analyzer",
-            cache.cache_class.empty() ? "a cache" : cache.cache_class, cache.file, cache.line,
+            cache.cache_class.empty() ? "a cache" : cache.cache_class, shown, cache.line,
             cache.owner.empty() ? "unknown" : cache.owner, format_bytes(cache.bytes_per_row));
         rt.evidence.summary = fmt::format("observed rows={} at concurrency {} ({}/row), undeclared",
                                           cache.rows, cache.concurrency, format_bytes(cache.bytes_per_row));

@@ -68,7 +68,7 @@ struct RuntimeFinding {
   std::string code;  // "RT001" | "RT002"
   std::string name;  // "unflagged-cache" | "declared-bytes-drift"
   Severity severity = Severity::Warning;
-  std::string file;  // as observed (absolute)
+  std::string file;  // relative to the working directory when under it, else absolute
   uint32_t line = 0;
   std::string owner;
   std::string message;

@@ -188,6 +188,7 @@ nlohmann::json entry_json(const RuntimeModel& model, const Config& config, const
           {"concurrency", model.concurrency},
           {"steps", model.steps},
           {"collector", config.runtime.collector},
+          {"owners", model.owners},  // names the owner of `declared: false` events
           {"python_path", paths}};
 }
 

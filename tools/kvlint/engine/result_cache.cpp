@@ -21,7 +21,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kCacheFormat = 1;
+constexpr int kCacheFormat = 2;  // 2: CBOR
 
 void add_field(std::string& out, std::string_view field) {
   // Length-prefixed so fields cannot run into each other.
@@ -45,7 +45,73 @@ Diagnostic diagnostic_from_json(const json& j) {
   return d;
 }
 
+json location_to_json(const facts::Location& l) {
+  return json::array({l.file, l.line, l.column, l.end_line, l.end_column});
+}
+
+facts::Location location_from_json(const json& j) {
+  return facts::Location{j.at(0).get<std::string>(), j.at(1).get<uint32_t>(), j.at(2).get<uint32_t>(),
+                         j.at(3).get<uint32_t>(), j.at(4).get<uint32_t>()};
+}
+
+json finding_to_json(const Finding& f) {
+  json related = json::array();
+  for (const auto& r : f.related) related.push_back(json{{"loc", location_to_json(r.loc)}, {"message", r.message}});
+  return json{{"code", f.code},       {"severity", static_cast<int>(f.severity)}, {"loc", location_to_json(f.loc)},
+              {"owner", f.owner_class}, {"message", f.message}, {"related", std::move(related)},
+              {"fingerprint", f.fingerprint}};
+}
+
+Finding finding_from_json(const json& j) {
+  Finding f;
+  f.code = j.at("code").get<std::string>();
+  f.severity = static_cast<Severity>(j.at("severity").get<int>());
+  f.loc = location_from_json(j.at("loc"));
+  f.owner_class = j.at("owner").get<std::string>();
+  f.message = j.at("message").get<std::string>();
+  for (const auto& r : j.at("related"))
+    f.related.push_back(RelatedLocation{location_from_json(r.at("loc")), r.at("message").get<std::string>()});
+  f.fingerprint = j.at("fingerprint").get<std::string>();
+  return f;
+}
+
+fs::path run_memo_file(const fs::path& directory) { return directory / "last-run.json"; }
+
 }  // namespace
+
+std::optional<RunMemo> load_run_memo(const fs::path& directory, const std::string& key) {
+  try {
+    std::ifstream in(run_memo_file(directory), std::ios::binary);
+    if (!in) return std::nullopt;
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    const json doc = json::parse(buffer.str());
+    if (doc.at("format").get<int>() != kCacheFormat || doc.at("key").get<std::string>() != key) return std::nullopt;
+    RunMemo memo;
+    for (const auto& f : doc.at("findings")) memo.findings.push_back(finding_from_json(f));
+    for (const auto& d : doc.at("diagnostics")) memo.diagnostics.push_back(diagnostic_from_json(d));
+    memo.suppressed = doc.at("suppressed").get<std::size_t>();
+    memo.files_analysed = doc.at("files_analysed").get<std::size_t>();
+    memo.files_skipped = doc.at("files_skipped").get<std::size_t>();
+    return memo;
+  } catch (const std::exception&) {
+    return std::nullopt;  // unreadable or foreign: the run simply computes the result
+  }
+}
+
+void save_run_memo(const fs::path& directory, const std::string& key, const RunMemo& memo) {
+  json findings = json::array(), diagnostics = json::array();
+  for (const auto& f : memo.findings) findings.push_back(finding_to_json(f));
+  for (const auto& d : memo.diagnostics) diagnostics.push_back(diagnostic_to_json(d));
+  const json doc{{"format", kCacheFormat},           {"key", key},
+                 {"findings", std::move(findings)},  {"diagnostics", std::move(diagnostics)},
+                 {"suppressed", memo.suppressed},    {"files_analysed", memo.files_analysed},
+                 {"files_skipped", memo.files_skipped}};
+  std::error_code ec;
+  fs::create_directories(directory, ec);
+  std::string ignored_error;
+  write_file_atomically(run_memo_file(directory), doc.dump(), ignored_error);
+}
 
 std::string vocabulary_signature(const facts::Vocabulary& v) {
   std::string out;
@@ -90,15 +156,16 @@ ResultCache::ResultCache(fs::path directory, std::string tool_version)
     std::ifstream in(file(), std::ios::binary);
     std::stringstream buffer;
     buffer << in.rdbuf();
-    const json doc = json::parse(buffer.str());
+    json doc = json::from_cbor(buffer.str());
     if (doc.at("format").get<int>() != kCacheFormat ||
         doc.at("tool_version").get<std::string>() != tool_version_) {
       note_ = fmt::format("cache {} is from another kvlint version; rebuilding it", file().string());
       dirty_ = true;
       return;
     }
-    for (const auto& [key, value] : doc.at("entries").items())
-      entries_[key] = Entry{value.at("path").get<std::string>(), value.at("data").dump(), false};
+    for (auto& [key, value] : doc.at("entries").items())
+      entries_[key] = Entry{value.at("path").get<std::string>(),
+                            std::make_shared<const json>(std::move(value.at("data"))), false};
   } catch (const std::exception& e) {
     entries_.clear();
     dirty_ = true;
@@ -107,16 +174,16 @@ ResultCache::ResultCache(fs::path directory, std::string tool_version)
 }
 
 std::optional<CachedAnalysis> ResultCache::lookup(const std::string& key) {
-  std::string payload;
+  std::shared_ptr<const json> entry;
   {
     std::lock_guard lock(mutex_);
     auto it = entries_.find(key);
     if (it == entries_.end()) return std::nullopt;
     it->second.touched = true;
-    payload = it->second.payload;
+    entry = it->second.data;
   }
   try {
-    const json data = json::parse(payload);
+    const json& data = *entry;
     CachedAnalysis out;
     out.facts = facts::file_facts_from_json(data.at("facts"));
     for (const auto& d : data.at("diagnostics")) out.diagnostics.push_back(diagnostic_from_json(d));
@@ -134,9 +201,9 @@ void ResultCache::store(const std::string& key, const std::string& path, const C
   data["facts"] = facts::to_json(analysis.facts);
   data["diagnostics"] = json::array();
   for (const auto& d : analysis.diagnostics) data["diagnostics"].push_back(diagnostic_to_json(d));
-  std::string payload = data.dump();
+  auto shared = std::make_shared<const json>(std::move(data));
   std::lock_guard lock(mutex_);
-  entries_[key] = Entry{path, std::move(payload), true};
+  entries_[key] = Entry{path, std::move(shared), true};
   dirty_ = true;
 }
 
@@ -160,7 +227,7 @@ bool ResultCache::save() {
   doc["tool_version"] = tool_version_;
   json entries = json::object();
   for (const auto& [key, entry] : entries_)
-    entries[key] = json{{"path", entry.path}, {"data", json::parse(entry.payload)}};
+    entries[key] = json{{"path", entry.path}, {"data", *entry.data}};
   doc["entries"] = std::move(entries);
   std::error_code ec;
   fs::create_directories(directory_, ec);
@@ -175,7 +242,9 @@ bool ResultCache::save() {
     write_file_atomically(gitignore, "# created by kvlint\n*\n", ignored_error);
   }
   std::string error;
-  if (!write_file_atomically(file(), doc.dump(), error)) {
+  const std::vector<std::uint8_t> bytes = json::to_cbor(doc);
+  if (!write_file_atomically(file(), std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                             error)) {
     note_ = fmt::format("cannot write cache: {}", error);
     return false;
   }

@@ -6,6 +6,9 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
+
+#include <nlohmann/json.hpp>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -39,7 +42,7 @@ struct CachedAnalysis {
 
 class ResultCache {
  public:
-  // Loads `directory`/facts-cache.json when present. A corrupt or foreign
+  // Loads `directory`/facts-cache.cbor when present. A corrupt or foreign
   // file is ignored; `note()` then says why.
   ResultCache(std::filesystem::path directory, std::string tool_version);
 
@@ -52,12 +55,14 @@ class ResultCache {
   bool save();
 
   const std::string& note() const { return note_; }
-  std::filesystem::path file() const { return directory_ / "facts-cache.json"; }
+  // CBOR, not JSON text: the warm run's cost is mostly loading this file.
+  std::filesystem::path file() const { return directory_ / "facts-cache.cbor"; }
 
  private:
   struct Entry {
     std::string path;
-    std::string payload;  // serialized JSON of {"facts": ..., "diagnostics": [...]}
+    // {"facts": ..., "diagnostics": [...]}, shared so a lookup converts it outside the lock.
+    std::shared_ptr<const nlohmann::json> data;
     bool touched = false;
   };
   std::filesystem::path directory_;
@@ -67,6 +72,21 @@ class ResultCache {
   bool dirty_ = false;
   std::string note_;
 };
+
+// The whole result of the last run, keyed by everything it was computed from
+// (tool, configuration, every file's path and content hash, input diagnostics).
+// Rules are project-wide, so a re-run over an unchanged tree reuses it instead of
+// loading every file's facts; any change falls back to the per-file cache.
+struct RunMemo {
+  std::vector<Finding> findings;
+  std::vector<Diagnostic> diagnostics;
+  std::size_t suppressed = 0;
+  std::size_t files_analysed = 0;  // parsed or cached in the run that produced it
+  std::size_t files_skipped = 0;
+};
+std::optional<RunMemo> load_run_memo(const std::filesystem::path& directory, const std::string& key);
+// Best effort: a memo that cannot be written only costs the next run its shortcut.
+void save_run_memo(const std::filesystem::path& directory, const std::string& key, const RunMemo& memo);
 
 // Writes `content` to `target` atomically: a temp file in the same directory,
 // fsync, rename. On failure nothing is left behind and the message says why.
