@@ -1,18 +1,15 @@
 #include "tools/kvlint/confirm/writers.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cctype>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <stdexcept>
 
 #include "rules/registry.hpp"
+#include "tools/kvlint/engine/result_cache.hpp"
+#include "tools/kvlint/reporters/sarif_support.hpp"
 
 namespace kvlint::confirm {
 namespace {
@@ -169,35 +166,10 @@ json model_json(const ModelRun& run) {
   return model;
 }
 
-std::string sarif_level(Severity severity) {
-  switch (severity) {
-    case Severity::Error:
-      return "error";
-    case Severity::Warning:
-      return "warning";
-    case Severity::Info:
-      return "note";
-  }
-  return "warning";
-}
-
-// SARIF wants URI references: absolute paths become file:// URIs, unsafe bytes are escaped.
-std::string to_uri(const std::string& path) {
-  std::string out;
-  if (!path.empty() && path.front() == '/') out = "file://";
-  for (unsigned char ch : path) {
-    if (std::isalnum(ch) || std::strchr("/-._~", ch) != nullptr)
-      out += static_cast<char>(ch);
-    else
-      out += fmt::format("%{:02X}", ch);
-  }
-  return out;
-}
-
 json sarif_location(const std::string& path, uint32_t line, uint32_t column) {
   json region = {{"startLine", std::max<uint32_t>(line, 1)}};
   if (column > 0) region["startColumn"] = column;
-  return {{"physicalLocation", {{"artifactLocation", {{"uri", to_uri(path)}}}, {"region", region}}}};
+  return {{"physicalLocation", {{"artifactLocation", {{"uri", sarif::uri_of(path)}}}, {"region", region}}}};
 }
 
 }  // namespace
@@ -317,7 +289,7 @@ std::string render_sarif(const ConfirmReport& report, std::string_view tool_vers
     }
     if (!name.empty()) rule["name"] = name;
     if (!summary.empty()) rule["shortDescription"] = {{"text", summary}};
-    rule["defaultConfiguration"] = {{"level", sarif_level(severity)}};
+    rule["defaultConfiguration"] = {{"level", sarif::level(severity)}};
     rules[code] = rule;
   };
   json results = json::array();
@@ -326,7 +298,7 @@ std::string render_sarif(const ConfirmReport& report, std::string_view tool_vers
     add_rule(f.code, r.input.name, f.severity);
     json result = {
         {"ruleId", f.code},
-        {"level", sarif_level(f.severity)},
+        {"level", sarif::level(f.severity)},
         {"message",
          {{"text",
            fmt::format("{} [runtime: {}: {}]", f.message, to_string(r.verdict), r.evidence.summary)}}},
@@ -350,7 +322,7 @@ std::string render_sarif(const ConfirmReport& report, std::string_view tool_vers
   for (const auto& rt : report.runtime_findings) {
     add_rule(rt.code, rt.name, rt.severity);
     results.push_back({{"ruleId", rt.code},
-                       {"level", sarif_level(rt.severity)},
+                       {"level", sarif::level(rt.severity)},
                        {"message", {{"text", rt.message}}},
                        {"locations", json::array({sarif_location(rt.file, rt.line, 0)})},
                        {"properties", {{"verdict", "runtime"}, {"evidence", evidence_json(rt.evidence)}}}});
@@ -388,39 +360,8 @@ bool render(const ConfirmReport& report, std::string_view format, std::string_vi
 }
 
 void write_file_atomically(const std::filesystem::path& target, std::string_view content) {
-  namespace fs = std::filesystem;
-  fs::path directory = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  std::string pattern = (directory / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-  int fd = ::mkstemp(pattern.data());
-  if (fd < 0)
-    throw std::runtime_error(
-        fmt::format("{}: cannot create a temporary file: {}", target.string(), std::strerror(errno)));
-  auto fail = [&](const char* what) {
-    int saved = errno;
-    ::close(fd);
-    ::unlink(pattern.c_str());
-    throw std::runtime_error(fmt::format("{}: {}: {}", target.string(), what, std::strerror(saved)));
-  };
-  std::size_t written = 0;
-  while (written < content.size()) {
-    ssize_t n = ::write(fd, content.data() + written, content.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail("write");
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0) fail("sync");
-  if (::close(fd) != 0) {
-    int saved = errno;
-    ::unlink(pattern.c_str());
-    throw std::runtime_error(fmt::format("{}: close: {}", target.string(), std::strerror(saved)));
-  }
-  if (::rename(pattern.c_str(), target.c_str()) != 0) {
-    int saved = errno;
-    ::unlink(pattern.c_str());
-    throw std::runtime_error(fmt::format("{}: rename: {}", target.string(), std::strerror(saved)));
-  }
+  std::string error;
+  if (!kvlint::write_file_atomically(target, content, error)) throw std::runtime_error(error);
 }
 
 }  // namespace kvlint::confirm

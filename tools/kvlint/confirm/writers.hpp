@@ -25,6 +25,7 @@ std::string model_progress_line(const ModelRun& run);
 // Writes `content` to a temporary file beside `target` and renames it over
 // `target`, so readers see the old file or the whole new one. Throws
 // std::runtime_error naming the file on failure (and removes the temporary).
+// The engine's atomic write (temp + fsync + rename), throwing std::runtime_error on failure.
 void write_file_atomically(const std::filesystem::path& target, std::string_view content);
 
 }  // namespace kvlint::confirm

@@ -9,6 +9,7 @@
 
 #include "rules/registry.hpp"
 #include "tools/kvlint/reporters/report_support.hpp"
+#include "tools/kvlint/reporters/sarif_support.hpp"
 
 namespace kvlint::reporting {
 namespace {
@@ -17,44 +18,14 @@ using Json = nlohmann::ordered_json;
 
 constexpr std::string_view kSourceRootId = "%SRCROOT%";
 
-std::string_view sarif_level(Severity severity) {
-  switch (severity) {
-    case Severity::Error:
-      return "error";
-    case Severity::Warning:
-      return "warning";
-    case Severity::Info:
-      return "note";
-  }
-  return "error";
-}
-
-// RFC 3986 percent-encoding of a path: every byte but unreserved characters
-// and '/' is encoded (also ':' so a relative path never reads as a scheme).
-std::string percent_encode_path(std::string_view path) {
-  std::string out;
-  out.reserve(path.size());
-  for (char ch : path) {
-    const auto byte = static_cast<unsigned char>(ch);
-    const bool unreserved = (byte >= 'a' && byte <= 'z') || (byte >= 'A' && byte <= 'Z') ||
-                            (byte >= '0' && byte <= '9') || ch == '-' || ch == '.' || ch == '_' || ch == '~';
-    if (unreserved || ch == '/') {
-      out += ch;
-    } else {
-      out += fmt::format("%{:02X}", static_cast<unsigned>(byte));
-    }
-  }
-  return out;
-}
-
 bool is_absolute_path(std::string_view path) {
   return !path.empty() && path.front() == '/';
 }
 
 // Absolute paths become file:// URIs; relative ones stay relative to %SRCROOT%.
 Json artifact_location(std::string_view path) {
-  if (is_absolute_path(path)) return {{"uri", "file://" + percent_encode_path(path)}};
-  return {{"uri", percent_encode_path(path)}, {"uriBaseId", kSourceRootId}};
+  if (is_absolute_path(path)) return {{"uri", "file://" + sarif::percent_encode_path(path)}};
+  return {{"uri", sarif::percent_encode_path(path)}, {"uriBaseId", kSourceRootId}};
 }
 
 // Our columns are 1-based UTF-8 byte columns; the run declares
@@ -125,7 +96,7 @@ Json rule_descriptor(const RuleInfo& info) {
       {"shortDescription", {{"text", info.summary}}},
       {"fullDescription", {{"text", what_it_does(info.doc, info.summary)}}},
       {"help", {{"text", info.doc}, {"markdown", info.doc}}},
-      {"defaultConfiguration", {{"level", sarif_level(info.severity)}}},
+      {"defaultConfiguration", {{"level", sarif::level(info.severity)}}},
       {"properties", {{"tags", Json::array({"kvlint", rule_category(info.code)})}, {"severity", severity}}}};
 }
 
@@ -153,7 +124,7 @@ std::string render_sarif(const CheckResult& result, const ReportOptions& options
     rule_index.emplace(finding.code, rules.size());
     rules.push_back({{"id", finding.code},
                      {"shortDescription", {{"text", finding.code}}},
-                     {"defaultConfiguration", {{"level", sarif_level(finding.severity)}}}});
+                     {"defaultConfiguration", {{"level", sarif::level(finding.severity)}}}});
   }
 
   bool uses_source_root = false;
@@ -163,7 +134,7 @@ std::string render_sarif(const CheckResult& result, const ReportOptions& options
     Json sarif_result = {
         {"ruleId", finding.code},
         {"ruleIndex", rule_index.at(finding.code)},
-        {"level", sarif_level(finding.severity)},
+        {"level", sarif::level(finding.severity)},
         {"message", {{"text", finding.message}}},
         {"locations", Json::array({{{"physicalLocation", physical_location(sources, finding.loc)}}})}};
     if (!finding.related.empty()) {
@@ -214,7 +185,7 @@ std::string render_sarif(const CheckResult& result, const ReportOptions& options
     std::error_code error;
     const std::filesystem::path cwd = std::filesystem::current_path(error);
     if (!error && cwd.is_absolute()) {
-      std::string uri = "file://" + percent_encode_path(cwd.generic_string());
+      std::string uri = "file://" + sarif::percent_encode_path(cwd.generic_string());
       if (!uri.ends_with('/')) uri += '/';
       root = {{"uri", uri}, {"description", root["description"]}};
     }
