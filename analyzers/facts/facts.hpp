@@ -37,6 +37,10 @@ struct Expression {
   std::string literal_value;                 // int/float digits, decoded string, "True"/"False"
   std::vector<std::string> names;            // dotted names read in it: "self.config.sliding_window", "max_model_len"
   Location loc;
+  // A cache constructor's argument that is a bare local assigned exactly once before it in
+  // the same function (`cfg = self._llm_config`): that assignment's text. `names` then
+  // includes the names the assignment reads.
+  std::string alias_of;
 };
 
 struct Argument {

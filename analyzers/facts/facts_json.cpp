@@ -113,6 +113,7 @@ struct Writer {
       j["literal_value"] = e.literal_value;
     }
     if (!e.names.empty()) j["names"] = e.names;
+    if (!e.alias_of.empty()) j["alias_of"] = e.alias_of;
     return j;
   }
   json opt_expr(const std::optional<Expression>& e) const { return e ? expr(*e) : json(nullptr); }
@@ -147,6 +148,7 @@ struct Reader {
       e.literal_value = j.at("literal_value").get<std::string>();
     }
     if (j.contains("names")) e.names = j.at("names").get<std::vector<std::string>>();
+    if (j.contains("alias_of")) e.alias_of = j.at("alias_of").get<std::string>();
     return e;
   }
   std::optional<Expression> opt_expr(const json& j) const {

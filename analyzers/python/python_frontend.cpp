@@ -437,6 +437,8 @@ struct Frame {
   bool has_module_walk = false;
   bool walks_named_modules = false;
   std::vector<std::pair<std::string_view, TSNode>> none_locals;  // `x = None`
+  // `x = <expr>` in source order, for reading a cache argument through one local.
+  std::vector<std::pair<std::string_view, TSNode>> local_values;
 };
 
 // One open node on the walk.
@@ -1656,6 +1658,7 @@ class FileWalker {
     site.method = method_name();
     site.loc = loc(call);
     site.args = args_of(call);
+    resolve_local_aliases(site.args, call);
     site.retention = r.kind;
     site.retained_as = std::move(r.retained_as);
     site.container_key = std::move(r.key);
@@ -1996,6 +1999,52 @@ class FileWalker {
     if (empty) cls.declarations[*cls.active_declaration].returns_empty_somewhere = true;
   }
 
+  // `cfg = self._llm_config; StaticCache(config=cfg, ...)`: record what the bare local
+  // holds when it was assigned exactly once before the call in the same function.
+  void resolve_local_aliases(std::vector<Argument>& args, TSNode call) {
+    Frame* func = function_frame();
+    if (!func) return;
+    const uint32_t call_start = ts_node_start_byte(call);
+    for (auto& arg : args) {
+      const std::string_view name = arg.value.text;
+      if (name.empty() || name.find_first_not_of(
+                              "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+                              std::string_view::npos)
+        continue;
+      std::optional<TSNode> only;
+      bool ambiguous = false;
+      for (const auto& [local, value] : func->local_values) {
+        if (local != name) continue;
+        if (only || ts_node_start_byte(value) >= call_start) ambiguous = true;
+        only = value;
+      }
+      if (!only || ambiguous) continue;
+      arg.value.alias_of = fold_text(text(*only));
+      collect_names(*only, arg.value.names, nullptr);
+    }
+  }
+
+  // A lookup that yields None when the key is missing: `d.get(k)`, `d.get(k, None)`,
+  // `getattr(o, "x", None)`. A past_key_values read this way starts as None on the
+  // first call, so transformers builds the cache behind `use_cache=True`.
+  bool may_be_none(TSNode value) {
+    if (sym(value) != Sym::Call) return false;
+    TSNode fn = field(value, g_.f_function);
+    TSNode args = field(value, g_.f_arguments);
+    if (ts_node_is_null(fn) || ts_node_is_null(args) || sym(args) != Sym::ArgumentList) return false;
+    std::vector<TSNode> positional;  // argument lists are short: no cursor needed
+    for (uint32_t i = 0, n = ts_node_named_child_count(args); i < n; ++i)
+      positional.push_back(ts_node_named_child(args, i));
+    auto is_none_or_absent = [&](std::size_t index) {
+      return positional.size() <= index || sym(unwrap_parens(positional[index])) == Sym::None;
+    };
+    if (sym(fn) == Sym::Attribute && text(field(fn, g_.f_attribute)) == "get")
+      return !positional.empty() && positional.size() <= 2 && is_none_or_absent(1);
+    if (sym(fn) == Sym::Identifier && text(fn) == "getattr")
+      return positional.size() == 3 && is_none_or_absent(2);
+    return false;
+  }
+
   // ---- assignments: hops, constants, None origins ------------------------------
   void on_assignment(TSNode node) {
     TSNode left = field(node, g_.f_left);
@@ -2006,6 +2055,10 @@ class FileWalker {
     Frame* f = innermost_frame();
     Frame* func = function_frame();
     const bool right_is_none = sym(unwrap_parens(right)) == Sym::None;
+    if (plain && func && ls == Sym::Identifier && sym(right) != Sym::Assignment)
+      func->local_values.emplace_back(text(left), right);
+    if (plain && func && ls == Sym::Identifier && !right_is_none && may_be_none(unwrap_parens(right)))
+      func->none_locals.emplace_back(text(left), node);  // `past = self.requests.get(rid)`
     if (plain && func && right_is_none) {
       if (ls == Sym::Identifier) func->none_locals.emplace_back(text(left), node);
       if (is_self_attribute(left) && f->method == "__init__" && f->class_state >= 0) {

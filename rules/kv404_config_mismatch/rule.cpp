@@ -49,7 +49,8 @@ Pass the same config object to `spec_from_hf_config()` that the cache constructo
 // Last dotted component without leading underscores: `self._llm_config` and the
 // `llm_config` parameter it was set from compare equal.
 std::string last_component(const facts::Expression& e) {
-  std::string text = ss::without_whitespace(e.text);
+  // A local alias (`cfg = self._llm_config`) compares as what it holds.
+  std::string text = ss::without_whitespace(e.alias_of.empty() ? e.text : e.alias_of);
   std::string_view tail = facts::simple_name(text);
   while (tail.starts_with('_')) tail.remove_prefix(1);
   return std::string(tail);
