@@ -372,6 +372,27 @@ class Pipeline {
     });
   }
 
+  // Classes that capture CUDA graphs are often built by another class only when not
+  // eager (`self.wrapper = GraphWrapper(...) if not enforce_eager else None`); that
+  // holder names no anchor, so analyse the skipped files that construct a capturing class.
+  void analyse_capture_holders() {
+    std::vector<std::string> constructed;
+    for (const auto& f : files_)
+      if (f.facts)
+        for (const auto& capture : f.facts->captures)
+          if (!capture.owner_class.empty()) constructed.push_back(capture.owner_class + "(");
+    if (constructed.empty()) return;
+    std::sort(constructed.begin(), constructed.end());
+    constructed.erase(std::unique(constructed.begin(), constructed.end()), constructed.end());
+    std::vector<std::size_t> holders = readable_matching([](const FileState& f) { return !f.facts; });
+    std::vector<char> hit(files_.size(), 0);
+    parallel_over(holders, [&](std::size_t i) { hit[i] = contains_any(files_[i].content, constructed); });
+    std::vector<std::size_t> selected;
+    for (std::size_t i : holders)
+      if (hit[i]) selected.push_back(i);
+    analyse(selected, vocabulary_);
+  }
+
   std::vector<std::size_t> readable_matching(const std::function<bool(const FileState&)>& predicate) const {
     std::vector<std::size_t> out;
     for (std::size_t i = 0; i < files_.size(); ++i)
@@ -388,6 +409,7 @@ class Pipeline {
 
   void analyse_with_widening() {
     analyse(readable_matching([](const FileState& f) { return f.anchor_hit; }), vocabulary_);
+    analyse_capture_holders();
     int base_rounds = 0;
     for (int round = 0; round < kMaxWideningRounds; ++round) {
       bool changed = false;
