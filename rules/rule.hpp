@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,6 +29,22 @@ class Rule {
   // Appends findings; called once per run with the whole project.
   virtual void check(const facts::Project& project, std::vector<Finding>& out) const = 0;
 };
+
+// A finding of `info`'s code and default severity; callers fill message and evidence.
+inline Finding make_finding(const RuleInfo& info, const facts::Location& loc, std::string owner_class) {
+  Finding f;
+  f.code = std::string(info.code);
+  f.severity = info.severity;
+  f.loc = loc;
+  f.owner_class = std::move(owner_class);
+  return f;
+}
+
+// `Owner.function` (or `function` at module level) in backticks, for messages about a
+// protocol use.
+inline std::string function_label(const facts::ProtocolUse& use) {
+  return use.owner_class.empty() ? "`" + use.function + "`" : "`" + use.owner_class + "." + use.function + "`";
+}
 
 // Rules that the engine itself emits (suppression hygiene) have docs and codes
 // but no check; `check` of those is never called and they return false here.

@@ -1,5 +1,7 @@
 #include "rules/common/spec_support.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -404,6 +406,10 @@ const facts::BatchEvidence* serialized_evidence(const Project& project, const Si
   for (const facts::Holder& h : project.holders(match.owner))
     if (const auto* e = serialized_evidence(project, h.holder)) return e;
   return nullptr;
+}
+
+std::string declared_in_suffix(std::string_view declarer, std::string_view site_owner) {
+  return declarer == site_owner ? std::string() : fmt::format(" in `{}`", declarer);
 }
 
 }  // namespace kvlint::spec_support

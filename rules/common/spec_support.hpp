@@ -73,6 +73,8 @@ facts::Location field_loc(const facts::SpecFact& spec, std::string_view canonica
 std::string field_string(const facts::SpecFact& spec, std::string_view canonical);
 // `name="talker_cache"` for messages, or "the spec" when unnamed.
 std::string spec_label(const facts::SpecFact& spec);
+// " in `Holder`" when the spec is declared by another class than the site's owner, else "".
+std::string declared_in_suffix(std::string_view declarer, std::string_view site_owner);
 
 // ---------- cache sites ----------
 // The argument bounding the positions a site holds: max_cache_len, max_length,

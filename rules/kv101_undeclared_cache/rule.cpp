@@ -92,11 +92,7 @@ class Check final : public Rule {
 
   static Finding make_finding(const facts::Project& project, facts::ClassRef owner,
                               const facts::CacheSite& site) {
-    Finding f;
-    f.code = std::string(kInfo.code);
-    f.severity = kInfo.severity;
-    f.loc = site.loc;
-    f.owner_class = site.owner_class;
+    Finding f = kvlint::make_finding(kInfo, site.loc, site.owner_class);
     const std::string method = site.method.empty() ? std::string() : fmt::format(" in `{}`", site.method);
     std::string fix;
     if (project.is_module(owner) == facts::Tristate::No) {

@@ -111,11 +111,7 @@ class Check final : public Rule {
 
  private:
   static Finding make_finding(const facts::Project& project, const facts::ImplicitCacheSite& site) {
-    Finding f;
-    f.code = std::string(kInfo.code);
-    f.severity = kInfo.severity;
-    f.loc = site.loc;
-    f.owner_class = site.owner_class;
+    Finding f = kvlint::make_finding(kInfo, site.loc, site.owner_class);
     std::string how;
     if (site.reason == facts::ImplicitCacheSite::Reason::PastKeyValuesStartsNone) {
       how = site.none_origin

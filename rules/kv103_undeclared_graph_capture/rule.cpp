@@ -102,11 +102,7 @@ class Check final : public Rule {
       }
     }
 
-    Finding f;
-    f.code = std::string(kInfo.code);
-    f.severity = kInfo.severity;
-    f.loc = capture.loc;
-    f.owner_class = capture.owner_class;
+    Finding f = kvlint::make_finding(kInfo, capture.loc, capture.owner_class);
     const CacheEvidence& first = evidence.front();
     std::string holder_text =
         first.holder == owner ? std::string("it") : fmt::format("the `{}` it holds", first.holder.cls->name);

@@ -80,11 +80,7 @@ class Check final : public Rule {
   }
 
   static Finding make_finding(const facts::Project& project, const facts::Declaration& decl) {
-    Finding f;
-    f.code = std::string(kInfo.code);
-    f.severity = kInfo.severity;
-    f.loc = decl.loc;
-    f.owner_class = decl.owner_class;
+    Finding f = kvlint::make_finding(kInfo, decl.loc, decl.owner_class);
     std::vector<std::string> labels;
     for (const auto& spec : decl.specs) {
       labels.push_back(rules::spec_label(spec));

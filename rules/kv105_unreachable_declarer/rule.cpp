@@ -122,11 +122,8 @@ class Check final : public Rule {
   static Finding make_finding(const facts::Project& project, facts::ClassRef cls, const facts::Cover& cover,
                               const std::vector<facts::Holder>& holders) {
     const std::string method = rules::declaration_name(project);
-    Finding f;
-    f.code = std::string(kInfo.code);
-    f.severity = kInfo.severity;
-    f.owner_class = cls.cls->name;
-    f.loc = cover.how == facts::Cover::How::Own ? cover.declaration->loc : cls.cls->loc;
+    Finding f = kvlint::make_finding(kInfo, cover.how == facts::Cover::How::Own ? cover.declaration->loc : cls.cls->loc,
+                             cls.cls->name);
     std::string declares =
         cover.how == facts::Cover::How::Own
             ? fmt::format("`{}` declares `{}` (line {})", cls.cls->name, method, cover.declaration->loc.line)

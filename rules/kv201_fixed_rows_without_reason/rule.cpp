@@ -87,11 +87,7 @@ class Check final : public Rule {
  private:
   static Finding make(const facts::Location& loc, const std::string& owner, std::string message,
                       const facts::SpecFact& spec) {
-    Finding f;
-    f.code = std::string(kInfo.code);
-    f.severity = kInfo.severity;
-    f.loc = loc;
-    f.owner_class = owner;
+    Finding f = kvlint::make_finding(kInfo, loc, owner);
     f.message = std::move(message);
     f.related.push_back({spec.loc, "the spec"});
     return f;

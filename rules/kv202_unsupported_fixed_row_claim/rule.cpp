@@ -171,12 +171,8 @@ class Check final : public Rule {
       std::string claim =
           fixed ? fmt::format("`rows_fixed={}`", fixed->value.text) : "the default `rows_fixed=1`";
       std::string declarer = match.spec.declaration->owner_class;
-      std::string where = declarer == site.owner_class ? "" : fmt::format(" in `{}`", declarer);
-      Finding f;
-      f.code = std::string(kInfo.code);
-      f.severity = kInfo.severity;
-      f.loc = loc;
-      f.owner_class = site.owner_class;
+      std::string where = ss::declared_in_suffix(declarer, site.owner_class);
+      Finding f = kvlint::make_finding(kInfo, loc, site.owner_class);
       f.message = fmt::format(
           "`{}` {} but {}{} declares `RowDriver.FIXED` with {} (line {}): the cache is {}, so a fixed "
           "count under-reports it by the concurrency; declare `RowDriver.MAX_NUM_SEQS`{}",

@@ -99,12 +99,8 @@ class Check final : public Rule {
 
       facts::Location loc = ss::field_loc(spec, "rows");
       std::string declarer = match.spec.declaration->owner_class;
-      std::string where = declarer == site.owner_class ? "" : fmt::format(" in `{}`", declarer);
-      Finding f;
-      f.code = std::string(kInfo.code);
-      f.severity = kInfo.severity;
-      f.loc = loc;
-      f.owner_class = site.owner_class;
+      std::string where = ss::declared_in_suffix(declarer, site.owner_class);
+      Finding f = kvlint::make_finding(kInfo, loc, site.owner_class);
       f.message = fmt::format(
           "`{}` {} but {}{} declares `RowDriver.MAX_NUM_SEQS` (line {}) for its `{}` (line {}): it "
           "over-reports by `max_num_seqs`; declare `RowDriver.FIXED` with `rows_fixed=1` and a "

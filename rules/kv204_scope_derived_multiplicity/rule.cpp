@@ -67,13 +67,8 @@ class Check final : public Rule {
       for (const auto& use : file.protocol_uses) {
         if (use.kind != facts::ProtocolUse::Kind::ScopeDerivedRows) continue;
         if (!reported.emplace(use.loc.file, use.loc.line).second) continue;
-        std::string where = use.owner_class.empty() ? fmt::format("`{}`", use.function)
-                                                    : fmt::format("`{}.{}`", use.owner_class, use.function);
-        Finding f;
-        f.code = std::string(kInfo.code);
-        f.severity = kInfo.severity;
-        f.loc = use.loc;
-        f.owner_class = use.owner_class;
+        std::string where = function_label(use);
+        Finding f = kvlint::make_finding(kInfo, use.loc, use.owner_class);
         f.message = fmt::format(
             "{} derives rows from scope with `{}` (line {}): scope is lifetime, not multiplicity; name "
             "the rows driver (`RowDriver.MAX_NUM_SEQS` or `RowDriver.FIXED` with a reason) instead",
@@ -90,11 +85,7 @@ class Check final : public Rule {
         facts::Location loc = ss::field_loc(*ref.spec, field);
         if (!reported.emplace(loc.file, loc.line).second) continue;
         const std::string& owner = ref.declaration->owner_class;
-        Finding f;
-        f.code = std::string(kInfo.code);
-        f.severity = kInfo.severity;
-        f.loc = loc;
-        f.owner_class = owner;
+        Finding f = kvlint::make_finding(kInfo, loc, owner);
         f.message = fmt::format(
             "`{}` computes `{}` of {} from scope: `{}` (line {}); scope is lifetime, not multiplicity: "
             "name the rows driver explicitly",

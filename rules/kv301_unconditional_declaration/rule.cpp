@@ -108,11 +108,7 @@ class Check final : public Rule {
         out[it->second].related.push_back(guard_note);
         return;
       }
-      Finding f;
-      f.code = std::string(kInfo.code);
-      f.severity = kInfo.severity;
-      f.loc = at;
-      f.owner_class = site.owner_class;
+      Finding f = kvlint::make_finding(kInfo, at, site.owner_class);
       std::string declared = decl->specs.size() == 1
                                  ? fmt::format("{} (line {})", rules::spec_label(decl->specs.front()),
                                                decl->specs.front().loc.line)

@@ -85,11 +85,7 @@ class Check final : public Rule {
       std::set<const facts::Declaration*> seen;
       for (const auto& c : covers) {
         if (!seen.insert(c.declaration).second) continue;
-        Finding f;
-        f.code = std::string(kInfo.code);
-        f.severity = kInfo.severity;
-        f.loc = c.declaration->loc;
-        f.owner_class = cls.cls->name;
+        Finding f = kvlint::make_finding(kInfo, c.declaration->loc, cls.cls->name);
         f.message = fmt::format(
             "`{}` builds {} on its eager path (line {}), but the only declaration covering it is "
             "`{}.{}` (line {}) on a CUDA-graph wrapper: under `enforce_eager` there is no wrapper, so the "

@@ -135,11 +135,7 @@ class Check final : public Rule {
   }
 
   static Finding make_finding(const facts::CaptureSite& capture) {
-    Finding f;
-    f.code = std::string(kInfo.code);
-    f.severity = kInfo.severity;
-    f.loc = capture.loc;
-    f.owner_class = capture.owner_class;
+    Finding f = kvlint::make_finding(kInfo, capture.loc, capture.owner_class);
     std::vector<const facts::Guard*> gates;
     for (const auto& g : capture.guards)
       if (rules::is_branching_guard(g)) gates.push_back(&g);

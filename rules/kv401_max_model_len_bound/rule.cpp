@@ -61,11 +61,7 @@ class Check final : public Rule {
         if (!via || !ss::reads_name_containing(via->value, "max_model_len")) continue;
       }
       facts::Location loc = ss::field_loc(*ref.spec, "physical_capacity_positions");
-      Finding f;
-      f.code = std::string(kInfo.code);
-      f.severity = kInfo.severity;
-      f.loc = loc;
-      f.owner_class = owner;
+      Finding f = kvlint::make_finding(kInfo, loc, owner);
       f.message = fmt::format(
           "`{}` declares the capacity of {} from `max_model_len` (`{}`, line {}): no model-local cache is "
           "bounded by max_model_len; read the capacity from the cache's own bound (max_cache_len, sliding "

@@ -94,12 +94,8 @@ class Check final : public Rule {
         if (v && ss::without_whitespace(e.text) != std::to_string(*v)) text += fmt::format(" (= {})", *v);
         return text;
       };
-      std::string where = declarer == site.owner_class ? "" : fmt::format(" in `{}`", declarer);
-      Finding f;
-      f.code = std::string(kInfo.code);
-      f.severity = kInfo.severity;
-      f.loc = loc;
-      f.owner_class = site.owner_class;
+      std::string where = ss::declared_in_suffix(declarer, site.owner_class);
+      Finding f = kvlint::make_finding(kInfo, loc, site.owner_class);
       f.message = fmt::format(
           "`{}` builds `{}` with {} (line {}) but {}{} declares {} (line {}): the declared capacity has "
           "drifted from the allocation's bound; read both from one constant",

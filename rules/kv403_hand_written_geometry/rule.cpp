@@ -108,11 +108,7 @@ class Check final : public Rule {
         fields += fmt::format("{}`{}={}`", fields.empty() ? "" : ", ", a->keyword, a->value.text);
       const std::string& owner = ref.declaration->owner_class;
       facts::Location loc = literals.front()->value.loc.line ? literals.front()->value.loc : spec.loc;
-      Finding f;
-      f.code = std::string(kInfo.code);
-      f.severity = kInfo.severity;
-      f.loc = loc;
-      f.owner_class = owner;
+      Finding f = kvlint::make_finding(kInfo, loc, owner);
       f.message = fmt::format(
           "`{}` writes the geometry of {} by hand ({}, line {}) but {}: a literal goes stale when the "
           "checkpoint changes; derive it from the config",

@@ -81,12 +81,8 @@ class Check final : public Rule {
       const auto& site = *match.site;
       facts::Location loc = spec.config->loc.line ? spec.config->loc : spec.loc;
       const std::string& declarer = match.spec.declaration->owner_class;
-      std::string where = declarer == site.owner_class ? "" : fmt::format(" in `{}`", declarer);
-      Finding f;
-      f.code = std::string(kInfo.code);
-      f.severity = kInfo.severity;
-      f.loc = loc;
-      f.owner_class = site.owner_class;
+      std::string where = ss::declared_in_suffix(declarer, site.owner_class);
+      Finding f = kvlint::make_finding(kInfo, loc, site.owner_class);
       f.message = fmt::format(
           "`{}` builds `{}` from `{}` (line {}) but {}{} is derived from `spec_from_hf_config({})` (line "
           "{}): "

@@ -79,11 +79,7 @@ class Check final : public Rule {
       } else {
         evidence = "the spec describes a sliding-window cache";
       }
-      Finding f;
-      f.code = std::string(kInfo.code);
-      f.severity = kInfo.severity;
-      f.loc = loc;
-      f.owner_class = sliding_sites.empty() ? owner : sliding_sites.front()->site->owner_class;
+      Finding f = kvlint::make_finding(kInfo, loc, sliding_sites.empty() ? owner : sliding_sites.front()->site->owner_class);
       f.message = fmt::format(
           "`{}` declares `physical_capacity_positions={}` for {} (line {}) but {}: a sliding-window "
           "cache holds `sliding_window - 1` positions; declare that",

@@ -44,13 +44,8 @@ class Check final : public Rule {
     for (const auto& file : project.files()) {
       for (const auto& use : file.protocol_uses) {
         if (use.kind != facts::ProtocolUse::Kind::CapacitySourceBranch) continue;
-        std::string where = use.owner_class.empty() ? fmt::format("`{}`", use.function)
-                                                    : fmt::format("`{}.{}`", use.owner_class, use.function);
-        Finding f;
-        f.code = std::string(kInfo.code);
-        f.severity = kInfo.severity;
-        f.loc = use.loc;
-        f.owner_class = use.owner_class;
+        std::string where = function_label(use);
+        Finding f = kvlint::make_finding(kInfo, use.loc, use.owner_class);
         f.message = fmt::format(
             "{} branches on `capacity_source` with `{}` (line {}): capacity_source is diagnostic text, "
             "never branch on it; read `physical_capacity_positions` / `rows` instead",

@@ -54,13 +54,8 @@ class Check final : public Rule {
       for (const auto& use : file.protocol_uses) {
         if (use.kind != facts::ProtocolUse::Kind::Collector || !use.reads_runnable || use.calls_unwrap)
           continue;
-        std::string where = use.owner_class.empty() ? fmt::format("`{}`", use.function)
-                                                    : fmt::format("`{}.{}`", use.owner_class, use.function);
-        Finding f;
-        f.code = std::string(kInfo.code);
-        f.severity = kInfo.severity;
-        f.loc = use.loc;
-        f.owner_class = use.owner_class;
+        std::string where = function_label(use);
+        Finding f = kvlint::make_finding(kInfo, use.loc, use.owner_class);
         const auto& vocabulary = project.vocabulary();
         std::string walk = use.expression.text.empty() ? "named_modules()" : use.expression.text;
         f.message = fmt::format(
