@@ -42,4 +42,8 @@ struct Vocabulary {
                                            "torch.nn.modules.module.Module"};
 };
 
+// Stable text of everything in a vocabulary, for cache keys and configuration
+// fingerprints: equal signatures mean front ends produce equal facts.
+std::string signature(const Vocabulary& vocabulary);
+
 }  // namespace kvlint::facts

@@ -9,6 +9,7 @@
 #include "analyzers/facts/facts.hpp"
 #include "analyzers/facts/project.hpp"
 #include "rules/registry.hpp"
+#include "tests/rules/run_rule.hpp"
 
 namespace kvlint::testing_facts {
 
@@ -140,19 +141,7 @@ inline facts::FileFacts file_facts(std::string path) {
   return f;
 }
 
-// Runs one rule over hand-built files.
-inline std::vector<Finding> run_rule(std::string_view code, std::vector<facts::FileFacts> files) {
-  facts::Project project(std::move(files), facts::Vocabulary{});
-  std::vector<Finding> out;
-  for (const auto& rule : make_all_rules())
-    if (rule->info().code == code) rule->check(project, out);
-  return out;
-}
-
-inline std::vector<uint32_t> lines_of(const std::vector<Finding>& findings) {
-  std::vector<uint32_t> out;
-  for (const auto& f : findings) out.push_back(f.loc.line);
-  return out;
-}
+using rule_testing::lines_of;
+using rule_testing::run_rule;
 
 }  // namespace kvlint::testing_facts

@@ -13,6 +13,7 @@
 
 #include "analyzers/facts/project.hpp"
 #include "rules/registry.hpp"
+#include "tests/rules/run_rule.hpp"
 
 namespace kvtest {
 
@@ -169,18 +170,7 @@ class FileBuilder {
   uint32_t next_line_ = 900;  // classes/methods/hops: lines the tests never assert on
 };
 
-inline std::vector<Finding> run_rule(std::string_view code, std::vector<facts::FileFacts> files) {
-  facts::Project project(std::move(files), facts::Vocabulary{});
-  std::vector<Finding> out;
-  for (const auto& rule : make_all_rules())
-    if (rule->info().code == code) rule->check(project, out);
-  return out;
-}
-
-inline std::vector<uint32_t> lines_of(const std::vector<Finding>& findings) {
-  std::vector<uint32_t> out;
-  for (const auto& f : findings) out.push_back(f.loc.line);
-  return out;
-}
+using kvlint::rule_testing::lines_of;
+using kvlint::rule_testing::run_rule;
 
 }  // namespace kvtest

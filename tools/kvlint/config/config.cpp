@@ -439,14 +439,7 @@ std::string Config::fingerprint() const {
   list("extend-select", extend_select);
   for (const auto& [glob, codes] : per_file_ignores) list("pfi:" + glob, codes);
   hash_string(state, to_string(fail_on));
-  const auto& v = vocabulary;
-  list("cache-classes", v.cache_classes);
-  list("spec-constructors", v.spec_constructors);
-  list("module-bases", v.module_bases);
-  list("protocol",
-       {v.declaration_method, v.collector, v.unwrap, v.runnable, v.row_driver, v.row_fixed,
-        v.row_max_num_seqs, v.fixed_call, v.fixed_reason_keyword, v.max_num_seqs_call, v.scope_enum});
-  for (const auto& [written, canonical] : v.field_aliases) list("alias", {written, canonical});
+  hash_string(state, facts::signature(vocabulary));
   const uint64_t digest = XXH3_64bits_digest(state);
   XXH3_freeState(state);
   return fmt::format("{:016x}", digest);

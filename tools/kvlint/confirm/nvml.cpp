@@ -135,31 +135,22 @@ std::optional<uint64_t> NvmlSampler::sample(pid_t pid, pid_t pgid) const {
   for (nvmlDevice_t device : api_->devices) {
     unsigned int count = 64;
     // Retry once with the size NVML asks for when more processes run than fit.
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      if (api_->processes_v1) {
-        std::vector<NvmlProcessInfoV1> infos(count);
-        unsigned int n = count;
-        nvmlReturn_t rc = api_->processes(device, &n, infos.data());
-        if (rc == kNvmlErrorInsufficientSize) {
-          count = n + 8;
-          continue;
-        }
-        if (rc == kNvmlSuccess)
-          for (unsigned int i = 0; i < n && i < infos.size(); ++i)
-            account(infos[i].pid, infos[i].usedGpuMemory);
-      } else {
-        std::vector<NvmlProcessInfo> infos(count);
-        unsigned int n = count;
-        nvmlReturn_t rc = api_->processes(device, &n, infos.data());
-        if (rc == kNvmlErrorInsufficientSize) {
-          count = n + 8;
-          continue;
-        }
-        if (rc == kNvmlSuccess)
-          for (unsigned int i = 0; i < n && i < infos.size(); ++i)
-            account(infos[i].pid, infos[i].usedGpuMemory);
+    // The two API versions differ only in the record layout.
+    auto query = [&](auto record) {
+      std::vector<decltype(record)> infos(count);
+      unsigned int n = count;
+      const nvmlReturn_t rc = api_->processes(device, &n, infos.data());
+      if (rc == kNvmlErrorInsufficientSize) {
+        count = n + 8;
+        return false;
       }
-      break;
+      if (rc == kNvmlSuccess)
+        for (unsigned int i = 0; i < n && i < infos.size(); ++i) account(infos[i].pid, infos[i].usedGpuMemory);
+      return true;
+    };
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const bool done = api_->processes_v1 ? query(NvmlProcessInfoV1{}) : query(NvmlProcessInfo{});
+      if (done) break;
     }
   }
   return total;

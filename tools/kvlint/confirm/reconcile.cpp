@@ -251,6 +251,22 @@ class Reconciler {
   }
 
   // Caches of the finding in one group: created at one of its sites, else owned by its owner class.
+  // One observed cache against the declaration it is compared with.
+  Evidence observation(const ModelRun& run, const CacheEvent& cache, const DeclarationEvent& declared) const {
+    Evidence e = group_evidence(run, cache.path, cache.concurrency);
+    e.observed = observed_of(cache);
+    e.declared = declared_of(declared);
+    return e;
+  }
+  static std::string fixed_rows_summary(int64_t rows_fixed, const CacheEvent& cache) {
+    return fmt::format("declared FIXED rows_fixed={}, observed rows={} at concurrency {} ({}/row)", rows_fixed,
+                       cache.rows, cache.concurrency, format_bytes(cache.bytes_per_row));
+  }
+  static std::string scaling_rows_summary(const DeclarationEvent& declared, const CacheEvent& cache) {
+    return fmt::format("declared MAX_NUM_SEQS rows={}, observed rows={} at concurrency {} ({}/row)",
+                       declared.rows, cache.rows, cache.concurrency, format_bytes(cache.bytes_per_row));
+  }
+
   std::vector<const CacheEvent*> finding_caches(const ModelRun& run, const Group& g,
                                                 const std::string& owner) const {
     std::vector<const CacheEvent*> by_site, by_owner;
@@ -395,12 +411,8 @@ class Reconciler {
         const int64_t rows_fixed = d->rows_fixed.value_or(1);
         if (cache->rows > rows_fixed) {
           result.verdict = Verdict::Confirmed;
-          result.evidence = group_evidence(*run, g.path, g.concurrency);
-          result.evidence.observed = observed_of(*cache);
-          result.evidence.declared = declared_of(*d);
-          result.evidence.summary =
-              fmt::format("declared FIXED rows_fixed={}, observed rows={} at concurrency {} ({}/row)",
-                          rows_fixed, cache->rows, g.concurrency, format_bytes(cache->bytes_per_row));
+          result.evidence = observation(*run, *cache, *d);
+          result.evidence.summary = fixed_rows_summary(rows_fixed, *cache);
           return;
         }
         if (g.concurrency > rows_fixed && run->path_completed(g.path, g.concurrency) && refuting == nullptr) {
@@ -411,13 +423,8 @@ class Reconciler {
       }
     }
     if (refuting != nullptr) {
-      result.evidence = group_evidence(*refuting_run, refuting->path, refuting->concurrency);
-      result.evidence.observed = observed_of(*refuting);
-      result.evidence.declared = declared_of(*refuting_decl);
-      undecided(f, result, Verdict::Refuted,
-                fmt::format("declared FIXED rows_fixed={}, observed rows={} at concurrency {} ({}/row)",
-                            refuting_decl->rows_fixed.value_or(1), refuting->rows, refuting->concurrency,
-                            format_bytes(refuting->bytes_per_row)));
+      result.evidence = observation(*refuting_run, *refuting, *refuting_decl);
+      undecided(f, result, Verdict::Refuted, fixed_rows_summary(refuting_decl->rows_fixed.value_or(1), *refuting));
       return;
     }
     undecided(f, result, any_fixed ? Verdict::NotExercised : Verdict::Inconclusive,
@@ -440,15 +447,10 @@ class Reconciler {
           if (d->rows_driver == "MAX_NUM_SEQS") scaling.push_back(d);
         const DeclarationEvent* d = closest_declaration(scaling, cache->bytes_per_row);
         if (d == nullptr) continue;
-        auto summary =
-            fmt::format("declared MAX_NUM_SEQS rows={}, observed rows={} at concurrency {} ({}/row)", d->rows,
-                        cache->rows, g.concurrency, format_bytes(cache->bytes_per_row));
         if (cache->rows <= 1 && d->rows > 1) {
           result.verdict = Verdict::Confirmed;
-          result.evidence = group_evidence(*run, g.path, g.concurrency);
-          result.evidence.observed = observed_of(*cache);
-          result.evidence.declared = declared_of(*d);
-          result.evidence.summary = summary;
+          result.evidence = observation(*run, *cache, *d);
+          result.evidence.summary = scaling_rows_summary(*d, *cache);
           return;
         }
         if (refuting == nullptr) {
@@ -459,13 +461,8 @@ class Reconciler {
       }
     }
     if (refuting != nullptr) {
-      result.evidence = group_evidence(*refuting_run, refuting->path, refuting->concurrency);
-      result.evidence.observed = observed_of(*refuting);
-      result.evidence.declared = declared_of(*refuting_decl);
-      undecided(f, result, Verdict::Refuted,
-                fmt::format("declared MAX_NUM_SEQS rows={}, observed rows={} at concurrency {} ({}/row)",
-                            refuting_decl->rows, refuting->rows, refuting->concurrency,
-                            format_bytes(refuting->bytes_per_row)));
+      result.evidence = observation(*refuting_run, *refuting, *refuting_decl);
+      undecided(f, result, Verdict::Refuted, scaling_rows_summary(*refuting_decl, *refuting));
       return;
     }
     undecided(f, result, Verdict::NotExercised,

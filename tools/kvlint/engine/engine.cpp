@@ -305,7 +305,7 @@ class Pipeline {
     };
     add(tool_identity_);
     add(config_fingerprint_);
-    add(vocabulary_signature(vocabulary_));
+    add(facts::signature(vocabulary_));
     for (const auto& f : files_) {
       add(f.file.display);
       add(f.module_name);

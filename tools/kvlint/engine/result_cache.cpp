@@ -113,29 +113,13 @@ void save_run_memo(const fs::path& directory, const std::string& key, const RunM
   write_file_atomically(run_memo_file(directory), doc.dump(), ignored_error);
 }
 
-std::string vocabulary_signature(const facts::Vocabulary& v) {
-  std::string out;
-  auto list = [&](std::string_view tag, const std::vector<std::string>& items) {
-    add_field(out, tag);
-    for (const auto& i : items) add_field(out, i);
-  };
-  list("cache", v.cache_classes);
-  list("spec", v.spec_constructors);
-  list("bases", v.module_bases);
-  list("names",
-       {v.declaration_method, v.collector, v.unwrap, v.runnable, v.row_driver, v.row_fixed,
-        v.row_max_num_seqs, v.fixed_call, v.fixed_reason_keyword, v.max_num_seqs_call, v.scope_enum});
-  for (const auto& [written, canonical] : v.field_aliases) list("alias", {written, canonical});
-  return out;
-}
-
 std::string cache_key(const CacheKeyInputs& in) {
   std::string header;
   add_field(header, std::to_string(kCacheFormat));
   add_field(header, std::to_string(facts::kFactsJsonVersion));
   add_field(header, in.tool_version);
   add_field(header, in.config_fingerprint);
-  add_field(header, in.vocabulary ? vocabulary_signature(*in.vocabulary) : std::string());
+  add_field(header, in.vocabulary ? facts::signature(*in.vocabulary) : std::string());
   add_field(header, in.path);
   add_field(header, in.module_name);
   XXH3_state_t* state = XXH3_createState();

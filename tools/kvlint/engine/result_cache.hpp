@@ -32,8 +32,6 @@ struct CacheKeyInputs {
 
 // 32 hex digits.
 std::string cache_key(const CacheKeyInputs& inputs);
-// Stable text of a vocabulary, hashed into the key.
-std::string vocabulary_signature(const facts::Vocabulary& vocabulary);
 
 struct CachedAnalysis {
   facts::FileFacts facts;
