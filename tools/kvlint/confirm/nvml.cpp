@@ -145,7 +145,8 @@ std::optional<uint64_t> NvmlSampler::sample(pid_t pid, pid_t pgid) const {
         return false;
       }
       if (rc == kNvmlSuccess)
-        for (unsigned int i = 0; i < n && i < infos.size(); ++i) account(infos[i].pid, infos[i].usedGpuMemory);
+        for (unsigned int i = 0; i < n && i < infos.size(); ++i)
+          account(infos[i].pid, infos[i].usedGpuMemory);
       return true;
     };
     for (int attempt = 0; attempt < 2; ++attempt) {

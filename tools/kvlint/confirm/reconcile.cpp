@@ -199,8 +199,8 @@ class Reconciler {
         }
         if (named.count(site) != 0 || owner_declares_anywhere) continue;
         if (!reported.insert({"RT001", site.first, site.second}).second) continue;
-        RuntimeFinding rt{
-            "RT001", "unflagged-cache", Severity::Warning, shown, cache.line, cache.owner, {}, {}};
+        RuntimeFinding rt{"RT001", "unflagged-cache", Severity::Warning, shown, cache.line, cache.owner, {},
+                          {}};
         rt.evidence = group_evidence(run, cache.path, cache.concurrency);
         rt.evidence.observed = observed_of(cache);
         rt.message = fmt::format(
@@ -259,8 +259,8 @@ class Reconciler {
     return e;
   }
   static std::string fixed_rows_summary(int64_t rows_fixed, const CacheEvent& cache) {
-    return fmt::format("declared FIXED rows_fixed={}, observed rows={} at concurrency {} ({}/row)", rows_fixed,
-                       cache.rows, cache.concurrency, format_bytes(cache.bytes_per_row));
+    return fmt::format("declared FIXED rows_fixed={}, observed rows={} at concurrency {} ({}/row)",
+                       rows_fixed, cache.rows, cache.concurrency, format_bytes(cache.bytes_per_row));
   }
   static std::string scaling_rows_summary(const DeclarationEvent& declared, const CacheEvent& cache) {
     return fmt::format("declared MAX_NUM_SEQS rows={}, observed rows={} at concurrency {} ({}/row)",
@@ -424,7 +424,8 @@ class Reconciler {
     }
     if (refuting != nullptr) {
       result.evidence = observation(*refuting_run, *refuting, *refuting_decl);
-      undecided(f, result, Verdict::Refuted, fixed_rows_summary(refuting_decl->rows_fixed.value_or(1), *refuting));
+      undecided(f, result, Verdict::Refuted,
+                fixed_rows_summary(refuting_decl->rows_fixed.value_or(1), *refuting));
       return;
     }
     undecided(f, result, any_fixed ? Verdict::NotExercised : Verdict::Inconclusive,
