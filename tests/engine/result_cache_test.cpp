@@ -1,12 +1,13 @@
 // The result cache under hostile or failing conditions: corrupt and tampered
 // files, deep CBOR nesting, pruning, symbolic links, unwritable directories.
+#include "tools/kvlint/engine/result_cache.hpp"
+
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <xxhash.h>
-
-#include <fmt/format.h>
 
 #include <fstream>
 #include <set>
@@ -14,15 +15,14 @@
 
 #include "tests/engine/temp_dir.hpp"
 #include "tools/kvlint/engine/engine.hpp"
-#include "tools/kvlint/engine/result_cache.hpp"
 
 namespace kvlint {
 namespace {
 
 namespace fs = std::filesystem;
 using kvlint::testing::TempDir;
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 // A suppression without a reason and one that suppresses nothing: KV901 and
 // KV903 findings from the engine, whatever the rules do.
@@ -93,7 +93,8 @@ std::set<std::string> cached_paths(const fs::path& cache_file) {
 ResultCacheContents one_entry_contents(json data) {
   ResultCacheContents contents;
   contents.tool_version = "v1";
-  contents.entries.emplace("0123", ResultCacheContents::Entry{"/src/m.py", std::make_shared<const json>(data)});
+  contents.entries.emplace("0123",
+                           ResultCacheContents::Entry{"/src/m.py", std::make_shared<const json>(data)});
   return contents;
 }
 
@@ -230,8 +231,8 @@ TEST(Pipeline, UnwritableCacheDirectoryDegradesToNoCachingWithOneNote) {
   dir.write("not-a-dir", "a regular file\n");
   const CheckResult expected = check_tree(dir.path(), false);
   // Tests run as root, so permissions stop nothing: use places no one can write.
-  for (const fs::path& cache_dir : {dir.path() / "not-a-dir" / "cache", dir.path() / "not-a-dir",
-                                    fs::path("/proc/self/kvlint-cache")}) {
+  for (const fs::path& cache_dir :
+       {dir.path() / "not-a-dir" / "cache", dir.path() / "not-a-dir", fs::path("/proc/self/kvlint-cache")}) {
     for (int run = 0; run < 2; ++run) {
       const CheckResult result = check_tree(dir.path(), true, cache_dir);
       EXPECT_EQ(summary(result), summary(expected)) << cache_dir;

@@ -206,7 +206,8 @@ TEST(TextReporter, ControlCharactersFromSourceAreShownEscaped) {
   EXPECT_EQ(text.find('\r'), std::string::npos) << text;
   EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << text;
   const std::string shown_path = path.substr(0, path.size() - 4) + "\\x07.py";
-  EXPECT_NE(text.find(shown_path + ":1:17: error: KV101 [A\\x1b[31m] spec `kv\\x1b[2J\\u009b\\xff` \\x0d\\x0aforged\n"),
+  EXPECT_NE(text.find(shown_path +
+                      ":1:17: error: KV101 [A\\x1b[31m] spec `kv\\x1b[2J\\u009b\\xff` \\x0d\\x0aforged\n"),
             std::string::npos)
       << text;
   // The underline still sits under `DynamicCache()` on the escaped line.
@@ -214,7 +215,8 @@ TEST(TextReporter, ControlCharactersFromSourceAreShownEscaped) {
                       "  |                    ^^^^^^^^^^^^^^\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("= note: " + shown_path + ":1:1: note \\x1b]0;title\\x07\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("= note: " + shown_path + ":1:1: note \\x1b]0;title\\x07\n"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("read-error]: bad \\x1b[1m\n"), std::string::npos) << text;
 }
 
