@@ -57,6 +57,13 @@ std::string config_location(const Config& config) {
   return fs::absolute(config.source ? *config.source : config.root, ec).lexically_normal().string();
 }
 
+// -j N, capped at the cores TBB may use: more workers than that cannot run at
+// once, and asking TBB for them prints a warning on stderr (even with -q).
+int worker_count(unsigned jobs) {
+  const int cores = tbb::info::default_concurrency();
+  return jobs == 0 ? cores : std::min(static_cast<int>(std::min(jobs, 4096u)), cores);
+}
+
 // Version plus the identity of this binary, so a rebuilt front end never reuses stale facts.
 std::string build_identity() {
   struct stat st {};
@@ -210,8 +217,7 @@ class Pipeline {
       : options_(options),
         config_(options.config),
         result_(result),
-        arena_(static_cast<int>(options.jobs ? options.jobs
-                                             : static_cast<unsigned>(tbb::info::default_concurrency()))),
+        arena_(worker_count(options.jobs)),
         config_fingerprint_(config_.fingerprint()),
         config_location_(config_location(config_)),
         tool_identity_(build_identity()) {}
