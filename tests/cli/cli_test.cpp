@@ -42,12 +42,9 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-// Runs `prefix kvlint args...` in `cwd`; stdout and stderr captured separately.
-CliRun kvlint(const fs::path& cwd, const std::vector<std::string>& args, const std::string& prefix = "") {
+// Runs the shell `command`; stdout and stderr captured separately.
+CliRun run_captured(std::string command) {
   TempDir capture;
-  std::string command =
-      "cd " + shell_quote(cwd.string()) + " && " + prefix + " " + shell_quote(KVLINT_BINARY);
-  for (const auto& a : args) command += " " + shell_quote(a);
   command += " >" + shell_quote((capture.path() / "out").string()) + " 2>" +
              shell_quote((capture.path() / "err").string()) + " </dev/null";
   const int status = std::system(command.c_str());
@@ -56,6 +53,14 @@ CliRun kvlint(const fs::path& cwd, const std::vector<std::string>& args, const s
   run.out = slurp(capture.path() / "out");
   run.err = slurp(capture.path() / "err");
   return run;
+}
+
+// Runs `prefix kvlint args...` in `cwd`.
+CliRun kvlint(const fs::path& cwd, const std::vector<std::string>& args, const std::string& prefix = "") {
+  std::string command =
+      "cd " + shell_quote(cwd.string()) + " && " + prefix + " " + shell_quote(KVLINT_BINARY);
+  for (const auto& a : args) command += " " + shell_quote(a);
+  return run_captured(std::move(command));
 }
 
 // A suppression without a reason that suppresses nothing: KV901 and KV903 warnings,
@@ -292,7 +297,7 @@ TEST(Cli, WarmCacheGivesIdenticalOutputAndParsesNothing) {
   dir.write("a.py", kWarningFile);
   // A corrupt cache (facts and the last run's result) is a note, not a failure.
   std::ofstream(dir.path() / ".kvlint_cache/facts-cache.cbor") << "garbage";
-  std::ofstream(dir.path() / ".kvlint_cache/last-run.json") << "garbage";
+  std::ofstream(dir.path() / ".kvlint_cache/last-run.cbor") << "garbage";
   const CliRun corrupt = kvlint(dir.path(), {"check", "--format", "json", "--verbose"});
   EXPECT_EQ(corrupt.out, cold.out);
   EXPECT_THAT(corrupt.err, HasSubstr("note: ignoring unreadable cache"));
@@ -321,6 +326,145 @@ TEST(Cli, RulesExplainVersionAndFacts) {
   EXPECT_EQ(facts.exit_code, 0) << facts.err;
   EXPECT_THAT(facts.out, HasSubstr("\"Base\""));
   EXPECT_EQ(kvlint(dir.path(), {"facts", "missing.py"}).exit_code, 2);
+}
+
+// Runs `script` with bash in `cwd`, the kvlint binary as "$K".
+CliRun bash(const fs::path& cwd, const std::string& script) {
+  return run_captured("cd " + shell_quote(cwd.string()) + " && K=" + shell_quote(KVLINT_BINARY) +
+                      " bash -c " + shell_quote(script));
+}
+
+TEST(Cli, ReportThatCannotBeWrittenExitsTwoWithAMessage) {
+  TempDir dir;
+  dir.write("m.py", kWarningFile);
+  ASSERT_EQ(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "-o", "f.json", "m.py"}).exit_code,
+            1);
+  for (const std::string script : {
+           "\"$K\" check --no-cache --exit-zero m.py > /dev/full",
+           "\"$K\" check --no-cache --exit-zero m.py >&-",
+           "\"$K\" check --no-cache --exit-zero -o /dev/full m.py",
+           "\"$K\" rules > /dev/full",
+           "\"$K\" explain KV101 > /dev/full",
+           "\"$K\" facts m.py > /dev/full",
+           "\"$K\" confirm --findings f.json > /dev/full",
+       }) {
+    const CliRun run = bash(dir.path(), script);
+    EXPECT_EQ(run.exit_code, 2) << script << "\n" << run.err;
+    EXPECT_THAT(run.err, HasSubstr("kvlint")) << script;
+    EXPECT_THAT(run.err, ::testing::AnyOf(HasSubstr("cannot write"), HasSubstr("write failed"))) << script;
+  }
+}
+
+TEST(Cli, OutputToAFifoIsWrittenIntoItNotReplaced) {
+  TempDir dir;
+  dir.write("m.py", kWarningFile);
+  const CliRun expected = kvlint(dir.path(), {"check", "--no-cache", "m.py"});
+  const CliRun run = bash(dir.path(),
+                          "mkfifo report.fifo && { cat report.fifo > got.txt & } && "
+                          "\"$K\" check --no-cache -o report.fifo m.py; code=$?; wait; exit $code");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_TRUE(fs::is_fifo(dir.path() / "report.fifo"));
+  EXPECT_EQ(slurp(dir.path() / "got.txt"), expected.out);
+}
+
+TEST(Cli, OutputToDevStdoutAndProcessSubstitutionGoesThroughTheDescriptor) {
+  TempDir dir;
+  dir.write("m.py", kWarningFile);
+  const CliRun expected = kvlint(dir.path(), {"check", "--no-cache", "m.py"});
+  const bool stdout_was_link = fs::is_symlink("/dev/stdout");
+  // Captured to a regular file by the shell, to a pipe, and appended after what is there.
+  EXPECT_EQ(bash(dir.path(), "\"$K\" check --no-cache -o /dev/stdout m.py").out, expected.out);
+  EXPECT_EQ(bash(dir.path(), "\"$K\" check --no-cache -o /dev/stdout m.py | cat").out, expected.out);
+  EXPECT_EQ(bash(dir.path(), "\"$K\" check --no-cache -o /dev/fd/1 m.py").out, expected.out);
+  EXPECT_EQ(
+      bash(dir.path(), "{ echo first; \"$K\" check --no-cache -o /dev/stdout m.py; } > log; cat log").out,
+      "first\n" + expected.out);
+  const CliRun substituted = bash(dir.path(), "{ \"$K\" check --no-cache -o >(cat) m.py; } | cat");
+  EXPECT_EQ(substituted.out, expected.out) << substituted.err;
+  EXPECT_EQ(fs::is_symlink("/dev/stdout"), stdout_was_link);
+  // A link to a regular file: the file is replaced atomically, the link stays.
+  dir.write("real.txt", "old\n");
+  fs::create_symlink("real.txt", dir.path() / "link.txt");
+  EXPECT_EQ(kvlint(dir.path(), {"check", "--no-cache", "-o", "link.txt", "m.py"}).exit_code, 1);
+  EXPECT_TRUE(fs::is_symlink(dir.path() / "link.txt"));
+  EXPECT_EQ(slurp(dir.path() / "real.txt"), expected.out);
+}
+
+TEST(Cli, ControlCharactersFromSourceAreEscapedInTextAndGithubOutput) {
+  TempDir dir;
+  dir.write("m\x1b[2J.py", kWarningFile);
+  for (const std::string format : {"text", "github"}) {
+    const CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--color", "never", "--format", format});
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << format << ": " << run.out;
+    EXPECT_THAT(run.out, HasSubstr("m\\x1b[2J.py")) << format;
+  }
+}
+
+TEST(Cli, NonUtf8PathKeepsItsBytesInJson) {
+  TempDir dir;
+  dir.write("caf\xe9.py", kWarningFile);
+  const CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "caf\xe9.py"});
+  const json report = parse_json(run);
+  ASSERT_FALSE(report["findings"].empty()) << run.out;
+  for (const auto& finding : report["findings"]) {
+    EXPECT_EQ(finding["path"], "caf\xef\xbf\xbd.py");
+    EXPECT_EQ(finding["path_bytes"], "636166e92e7079");  // "caf\xe9.py"
+  }
+}
+
+TEST(Cli, MoreJobsThanCoresPrintNothingOnStderrWithQuiet) {
+  TempDir dir;
+  for (int i = 0; i < 8; ++i) dir.write("m" + std::to_string(i) + ".py", kWarningFile);
+  const CliRun run = kvlint(dir.path(), {"check", "--no-cache", "-q", "-j", "256"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err, "");
+  EXPECT_EQ(run.out, kvlint(dir.path(), {"check", "--no-cache", "-j", "1"}).out);
+}
+
+TEST(Cli, SharedCacheDirKeepsConfigsInDifferentDirectoriesApart) {
+  // The same kvlint.toml text and the same file, named the same way from the
+  // same module, but the config sits one level higher in `outer`, so its
+  // per-file ignore matches there only.
+  TempDir dir;
+  const std::string config = "per-file-ignores = { \"sub/m.py\" = [\"KV9\"] }\n";
+  dir.write("inner/sub/kvlint.toml", config);
+  dir.write("inner/sub/m.py", kWarningFile);
+  dir.write("outer/kvlint.toml", config);
+  dir.write("outer/sub/m.py", kWarningFile);
+  const fs::path cache = dir.path() / "shared-cache";
+  const auto run = [&](const std::string& tree, bool use_cache) {
+    std::vector<std::string> args = {"check", "--format", "json", "m.py"};
+    if (use_cache) {
+      args.insert(args.end(), {"--cache-dir", cache.string()});
+    } else {
+      args.push_back("--no-cache");
+    }
+    return kvlint(dir.path() / tree / "sub", args);
+  };
+  const CliRun inner_expected = run("inner", false), outer_expected = run("outer", false);
+  ASSERT_NE(inner_expected.out, outer_expected.out);
+  EXPECT_EQ(run("inner", true).out, inner_expected.out);
+  EXPECT_EQ(run("outer", true).out, outer_expected.out);
+  EXPECT_EQ(run("inner", true).out, inner_expected.out);
+}
+
+TEST(Cli, ConcurrentRunsOnOneTreeAndCacheBothGiveTheFullResult) {
+  TempDir dir;
+  for (int i = 0; i < 24; ++i)
+    dir.write("pkg" + std::to_string(i % 3) + "/m" + std::to_string(i) + ".py",
+              std::string(kWarningFile) + "# file " + std::to_string(i) + "\n");
+  const std::string expected = kvlint(dir.path(), {"check", "--no-cache", "--format", "json"}).out;
+  for (int round = 0; round < 4; ++round) {
+    if (round == 2) dir.write("pkg0/m0.py", std::string(kWarningFile) + "# edited\n");
+    const std::string want =
+        round < 2 ? expected : kvlint(dir.path(), {"check", "--no-cache", "--format", "json"}).out;
+    const CliRun run = bash(dir.path(),
+                            "for i in 1 2 3 4; do \"$K\" check -q --format json > out$i.json & done; wait; "
+                            "cat out1.json out2.json out3.json out4.json");
+    EXPECT_EQ(run.err, "") << "round " << round;
+    EXPECT_EQ(run.out, want + want + want + want) << "round " << round;
+  }
 }
 
 }  // namespace

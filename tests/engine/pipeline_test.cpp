@@ -94,19 +94,19 @@ TEST(ResultCache, RoundTripsFactsAndDiagnostics) {
   d.kind = "parse-error";
   d.message = "missing ')'";
   const facts::Vocabulary vocab;
-  const std::string key = cache_key({"source", "v1", "cfg", &vocab, "pkg/m.py", "pkg.m"});
+  const std::string key = cache_key({"source", "v1", "cfg", &vocab, "pkg/m.py", "pkg.m", "/p/kvlint.toml"});
   EXPECT_EQ(key.size(), 32u);
-  EXPECT_NE(key, cache_key({"source!", "v1", "cfg", &vocab, "pkg/m.py", "pkg.m"}));
-  EXPECT_NE(key, cache_key({"source", "v2", "cfg", &vocab, "pkg/m.py", "pkg.m"}));
-  EXPECT_NE(key, cache_key({"source", "v1", "cfg2", &vocab, "pkg/m.py", "pkg.m"}));
+  EXPECT_NE(key, cache_key({"source!", "v1", "cfg", &vocab, "pkg/m.py", "pkg.m", "/p/kvlint.toml"}));
+  EXPECT_NE(key, cache_key({"source", "v2", "cfg", &vocab, "pkg/m.py", "pkg.m", "/p/kvlint.toml"}));
+  EXPECT_NE(key, cache_key({"source", "v1", "cfg2", &vocab, "pkg/m.py", "pkg.m", "/p/kvlint.toml"}));
   facts::Vocabulary wider = vocab;
   wider.cache_classes.push_back("MyCache");
-  EXPECT_NE(key, cache_key({"source", "v1", "cfg", &wider, "pkg/m.py", "pkg.m"}));
+  EXPECT_NE(key, cache_key({"source", "v1", "cfg", &wider, "pkg/m.py", "pkg.m", "/p/kvlint.toml"}));
   {
     ResultCache cache(dir.path() / "cache", "v1");
     EXPECT_FALSE(cache.lookup(key));
     cache.store(key, "pkg/m.py", CachedAnalysis{facts, {d}});
-    ASSERT_TRUE(cache.save()) << cache.note();
+    ASSERT_TRUE(cache.save({})) << cache.note();
   }
   ResultCache reloaded(dir.path() / "cache", "v1");
   EXPECT_TRUE(reloaded.note().empty());
@@ -127,7 +127,7 @@ TEST(ResultCache, CorruptFileIsIgnoredWithANote) {
   ResultCache cache(dir.path() / "cache", "v1");
   EXPECT_THAT(cache.note(), ::testing::HasSubstr("ignoring unreadable cache"));
   EXPECT_FALSE(cache.lookup("00"));
-  EXPECT_TRUE(cache.save());  // replaced by a valid (empty) cache
+  EXPECT_TRUE(cache.save({}));  // replaced by a valid (empty) cache
   ResultCache again(dir.path() / "cache", "v1");
   EXPECT_TRUE(again.note().empty());
 }

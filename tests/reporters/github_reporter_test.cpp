@@ -39,5 +39,16 @@ TEST(GithubReporter, UnknownCodeTitleIsTheCode) {
             "::warning file=a.py,line=4,title=KV999::m\n");
 }
 
+TEST(GithubReporter, ControlCharactersFromSourceAreShownEscaped) {
+  CheckResult result;
+  result.findings.push_back(test::make_finding("KV101", Severity::Error, {"m\x1b[2J.py", 2, 1, 2, 3}, "A\x07",
+                                               "spec `kv\x1b[2J`\nnext", "x"));
+  result.diagnostics.push_back({"d.py", 0, 0, "read-error", "bad \x1b[1m"});
+  EXPECT_EQ(render_report(result, OutputFormat::Github, ReportOptions{}),
+            "::error file=m\\x1b[2J.py,line=2,col=1,endLine=2,endColumn=3,"
+            "title=KV101 (undeclared-cache)::[A\\x07] spec `kv\\x1b[2J`%0Anext\n"
+            "::error file=d.py,title=kvlint read-error::bad \\x1b[1m\n");
+}
+
 }  // namespace
 }  // namespace kvlint

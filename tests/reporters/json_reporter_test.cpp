@@ -119,5 +119,30 @@ TEST(JsonReporter, SchemaRejectsDocumentsThatBreakTheContract) {
   }
 }
 
+TEST(JsonReporter, NonUtf8PathsKeepTheirBytesInPathBytes) {
+  CheckResult result;
+  Finding finding = test::make_finding("KV101", Severity::Error, {"caf\xe9.py", 1, 1, 1, 2}, "A", "m", "x");
+  finding.related.push_back({{"ok.py", 2, 1, 2, 2}, "fine"});
+  finding.related.push_back({{"b\xff.py", 3, 1, 3, 2}, "bytes"});
+  result.findings.push_back(std::move(finding));
+  result.diagnostics.push_back({"d\xfe.py", 0, 0, "read-error", "m"});
+  const Json doc = render_json(result);
+  EXPECT_EQ(doc["findings"][0]["path"], "caf\xEF\xBF\xBD.py");
+  EXPECT_EQ(doc["findings"][0]["path_bytes"], "636166e92e7079");
+  EXPECT_FALSE(doc["findings"][0]["related"][0].contains("path_bytes"));
+  EXPECT_EQ(doc["findings"][0]["related"][1]["path_bytes"], "62ff2e7079");
+  EXPECT_EQ(doc["diagnostics"][0]["path_bytes"], "64fe2e7079");
+  // Right after "path", and absent for UTF-8 paths.
+  const std::string text = render_report(result, OutputFormat::Json, options_with_version());
+  EXPECT_NE(
+      text.find(
+          "\"path\": \"caf\xEF\xBF\xBD.py\",\n      \"path_bytes\": \"636166e92e7079\",\n      \"line\""),
+      std::string::npos)
+      << text;
+  EXPECT_FALSE(render_json(test::sample_result())["findings"][0].contains("path_bytes"));
+  TempDir dir;
+  EXPECT_EQ(test::validate_json_file(dir.write("out.json", text), kFindingsSchema), 0);
+}
+
 }  // namespace
 }  // namespace kvlint

@@ -75,5 +75,14 @@ TEST(MarkdownReporter, StatisticsReplaceTheFindingsTable) {
             "| 1 | KV403 | `hand-written-geometry` | info |\n");
 }
 
+TEST(MarkdownReporter, AtSignsDoNotMention) {
+  CheckResult result;
+  result.findings.push_back(test::make_finding("KV101", Severity::Error, {"a.py", 1, 1, 1, 2}, "A",
+                                               "ask @octocat or @org/team", "x"));
+  const std::string text = render_report(result, OutputFormat::Markdown, ReportOptions{});
+  EXPECT_NE(text.find("| ask @&#8203;octocat or @&#8203;org/team |"), std::string::npos) << text;
+  EXPECT_EQ(text.find("@o"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace kvlint

@@ -191,5 +191,34 @@ TEST(TextReporter, StatisticsKeepDiagnosticsAboveTheTable) {
             "1 input problem reported.\n");
 }
 
+TEST(TextReporter, ControlCharactersFromSourceAreShownEscaped) {
+  TempDir dir;
+  // An escape sequence inside a string before the span, a C1 CSI and a bad byte in the message.
+  const std::string path = dir.write("esc\x07.py", "s = '\x1b[2J'; c = DynamicCache()\n").string();
+  CheckResult result;
+  result.findings.push_back(make_finding("KV101", Severity::Error, {path, 1, 17, 1, 31}, "A\x1b[31m",
+                                         "spec `kv\x1b[2J\xc2\x9b\xff` \r\nforged", "x"));
+  result.findings.back().related.push_back({{path, 1, 1, 1, 2}, "note \x1b]0;title\x07"});
+  result.diagnostics.push_back({path, 0, 0, "read-error", "bad \x1b[1m"});
+  const std::string text = render_report(result, OutputFormat::Text, plain_options());
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_EQ(text.find('\x07'), std::string::npos) << text;
+  EXPECT_EQ(text.find('\r'), std::string::npos) << text;
+  EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << text;
+  const std::string shown_path = path.substr(0, path.size() - 4) + "\\x07.py";
+  EXPECT_NE(text.find(shown_path +
+                      ":1:17: error: KV101 [A\\x1b[31m] spec `kv\\x1b[2J\\u009b\\xff` \\x0d\\x0aforged\n"),
+            std::string::npos)
+      << text;
+  // The underline still sits under `DynamicCache()` on the escaped line.
+  EXPECT_NE(text.find("1 | s = '\\x1b[2J'; c = DynamicCache()\n"
+                      "  |                    ^^^^^^^^^^^^^^\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("= note: " + shown_path + ":1:1: note \\x1b]0;title\\x07\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("read-error]: bad \\x1b[1m\n"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace kvlint

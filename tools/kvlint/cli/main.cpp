@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -21,7 +23,6 @@
 #include "tools/kvlint/engine/source_file.hpp"
 #include "tools/kvlint/reporters/reporters.hpp"
 
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -35,6 +36,26 @@ constexpr int kExitUsage = 2;
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// The report could not be written to standard output (a full disk, /dev/full,
+// a closed descriptor): the run failed, whatever it found.
+struct StdoutError : std::runtime_error {
+  StdoutError() : std::runtime_error("cannot write the report to standard output") {}
+};
+
+// Flushes stdout (and std::cout, which shares it) and says whether every write
+// so far reached it.
+bool stdout_is_intact() {
+  std::cout.flush();
+  return std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good();
+}
+
+int stdout_failure() {
+  const int error = errno;
+  fmt::print(stderr, "kvlint: error: cannot write the report to standard output{}\n",
+             error != 0 ? fmt::format(": {}", std::strerror(error)) : std::string());
+  return kExitUsage;
+}
 
 constexpr const char* kCheckFooter = R"(Exit status:
   0  no finding at or above the fail level (--fail-on, default "warning")
@@ -134,11 +155,11 @@ int run_check_command(const CheckArgs& args) {
   const std::string report = kvlint::render_report(result, format, report_options);
   if (!args.output.empty()) {
     std::string error;
-    if (!kvlint::write_file_atomically(args.output, report, error))
+    if (!kvlint::write_output_file(args.output, report, error))
       throw UsageError(fmt::format("--output: {}", error));
   } else {
     std::fwrite(report.data(), 1, report.size(), stdout);
-    std::fflush(stdout);
+    if (!stdout_is_intact()) throw StdoutError();
   }
 
   if (args.exit_zero) return kExitClean;
@@ -283,11 +304,15 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*check) return run_check_command(check_args);
-    if (*rules) return run_rules_command(rules_format);
-    if (*explain) return run_explain_command(explain_code);
-    if (*facts_cmd) return run_facts_command(facts_file, facts_config);
-    if (*confirm) return run_confirm_command(confirm_args);
+    int code = kExitUsage;
+    if (*check) code = run_check_command(check_args);
+    if (*rules) code = run_rules_command(rules_format);
+    if (*explain) code = run_explain_command(explain_code);
+    if (*facts_cmd) code = run_facts_command(facts_file, facts_config);
+    if (*confirm) code = run_confirm_command(confirm_args);
+    return stdout_is_intact() ? code : stdout_failure();
+  } catch (const StdoutError&) {
+    return stdout_failure();
   } catch (const ConfigError& e) {
     fmt::print(stderr, "kvlint: configuration error: {}\n", e.what());
     return kExitUsage;
@@ -295,8 +320,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "kvlint: error: {}\n", e.what());
     return kExitUsage;
   } catch (const std::exception& e) {
+    // fmt::print throws when stdout fails mid-report: that is a write error, not a bug.
+    if (std::ferror(stdout)) return stdout_failure();
     fmt::print(stderr, "kvlint: internal error: {}\n", e.what());
     return kExitUsage;
   }
-  return kExitUsage;
 }

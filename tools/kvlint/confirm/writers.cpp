@@ -361,7 +361,7 @@ bool render(const ConfirmReport& report, std::string_view format, std::string_vi
 
 void write_file_atomically(const std::filesystem::path& target, std::string_view content) {
   std::string error;
-  if (!kvlint::write_file_atomically(target, content, error)) throw std::runtime_error(error);
+  if (!kvlint::write_output_file(target, content, error)) throw std::runtime_error(error);
 }
 
 }  // namespace kvlint::confirm

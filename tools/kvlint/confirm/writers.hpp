@@ -22,10 +22,10 @@ bool render(const ConfirmReport& report, std::string_view format, std::string_vi
 // One line per finished model, for streaming progress ("codec: complete, 3 caches, ...").
 std::string model_progress_line(const ModelRun& run);
 
-// Writes `content` to a temporary file beside `target` and renames it over
-// `target`, so readers see the old file or the whole new one. Throws
-// std::runtime_error naming the file on failure (and removes the temporary).
-// The engine's atomic write (temp + fsync + rename), throwing std::runtime_error on failure.
+// Writes the report with kvlint::write_output_file: a regular file is replaced
+// atomically (readers see the old file or the whole new one); a device, FIFO
+// or /dev/stdout is written in place. Throws std::runtime_error naming the
+// file on failure.
 void write_file_atomically(const std::filesystem::path& target, std::string_view content);
 
 }  // namespace kvlint::confirm

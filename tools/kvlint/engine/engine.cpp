@@ -50,6 +50,20 @@ struct FileState {
   std::optional<std::vector<std::string>> defined_classes;  // names after `class `, scanned on demand
 };
 
+// Where the configuration lives, for cache keys: equal settings in two
+// directories resolve paths (and per-file ignores) against different roots.
+std::string config_location(const Config& config) {
+  std::error_code ec;
+  return fs::absolute(config.source ? *config.source : config.root, ec).lexically_normal().string();
+}
+
+// -j N, capped at the cores TBB may use: more workers than that cannot run at
+// once, and asking TBB for them prints a warning on stderr (even with -q).
+int worker_count(unsigned jobs) {
+  const int cores = tbb::info::default_concurrency();
+  return jobs == 0 ? cores : std::min(static_cast<int>(std::min(jobs, 4096u)), cores);
+}
+
 // Version plus the identity of this binary, so a rebuilt front end never reuses stale facts.
 std::string build_identity() {
   struct stat st {};
@@ -203,9 +217,9 @@ class Pipeline {
       : options_(options),
         config_(options.config),
         result_(result),
-        arena_(static_cast<int>(options.jobs ? options.jobs
-                                             : static_cast<unsigned>(tbb::info::default_concurrency()))),
+        arena_(worker_count(options.jobs)),
         config_fingerprint_(config_.fingerprint()),
+        config_location_(config_location(config_)),
         tool_identity_(build_identity()) {}
 
   void run() {
@@ -217,7 +231,14 @@ class Pipeline {
     vocabulary_ = config_.vocabulary;
     read_all();
     std::string memo_key;
-    if (options_.use_cache) {
+    bool use_cache = options_.use_cache;
+    if (use_cache) {
+      if (auto problem = cache_directory_problem(cache_dir)) {
+        result_.notes.push_back(std::move(*problem));
+        use_cache = false;
+      }
+    }
+    if (use_cache) {
       memo_key = run_memo_key();
       if (auto memo = load_run_memo(cache_dir, memo_key)) {
         use_run_memo(std::move(*memo));
@@ -229,15 +250,28 @@ class Pipeline {
     prefilter(prefilter_anchors(vocabulary_));
     analyse_with_widening();
     run_rules();
-    if (cache_) {
-      if (!cache_->save()) result_.notes.push_back(cache_->note());
-      save_run_memo(cache_dir, memo_key,
-                    RunMemo{result_.findings, result_.diagnostics, result_.suppressed,
-                            result_.stats.files_parsed + result_.stats.files_cached, result_.stats.files_skipped});
-    }
+    if (cache_) save_cache(cache_dir, memo_key);
   }
 
  private:
+  // A cache that cannot be written (read-only directory, full disk) is one
+  // note; the run's result stands.
+  void save_cache(const fs::path& cache_dir, const std::string& memo_key) {
+    std::vector<std::string> paths_in_run;
+    for (const auto& f : files_) paths_in_run.push_back(f.file.absolute.string());
+    if (!cache_->save(paths_in_run)) {
+      result_.notes.push_back(cache_->note());
+      return;
+    }
+    std::string error;
+    if (!save_run_memo(
+            cache_dir, memo_key,
+            RunMemo{result_.findings, result_.diagnostics, result_.suppressed,
+                    result_.stats.files_parsed + result_.stats.files_cached, result_.stats.files_skipped},
+            error))
+      result_.notes.push_back(fmt::format("caching disabled: cannot write the cache: {}", error));
+  }
+
   void discover(const fs::path& cache_dir) {
     DiscoveryResult found =
         discover_files(options_.paths, config_, DiscoveryOptions{options_.force_exclude, cache_dir});
@@ -305,6 +339,7 @@ class Pipeline {
     };
     add(tool_identity_);
     add(config_fingerprint_);
+    add(config_location_);
     add(facts::signature(vocabulary_));
     for (const auto& f : files_) {
       add(f.file.display);
@@ -334,7 +369,7 @@ class Pipeline {
     parallel_over(indices, [&](std::size_t i) {
       FileState& state = files_[i];
       const std::string key = cache_key({state.content, tool_identity_, config_fingerprint_, &vocabulary,
-                                         state.file.display, state.module_name});
+                                         state.file.display, state.module_name, config_location_});
       if (cache_) {
         if (auto hit = cache_->lookup(key)) {
           state.facts = std::move(hit->facts);
@@ -365,7 +400,7 @@ class Pipeline {
         d.message = problem.message;
         analysis.diagnostics.push_back(std::move(d));
       }
-      if (cache_) cache_->store(key, state.file.display, analysis);
+      if (cache_) cache_->store(key, state.file.absolute.string(), analysis);
       state.facts = std::move(analysis.facts);
       state.analysis_diagnostics = std::move(analysis.diagnostics);
       state.parsed = true;
@@ -529,6 +564,7 @@ class Pipeline {
   CheckResult& result_;
   tbb::task_arena arena_;
   std::string config_fingerprint_;
+  std::string config_location_;
   std::string tool_identity_;
   std::optional<ResultCache> cache_;
   std::vector<FileState> files_;

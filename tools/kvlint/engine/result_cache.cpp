@@ -8,10 +8,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "analyzers/facts/facts_json.hpp"
 
@@ -21,7 +19,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kCacheFormat = 2;  // 2: CBOR
+constexpr int kCacheFormat = 3;  // 2: CBOR; 3: sealed (header with checksum)
 
 void add_field(std::string& out, std::string_view field) {
   // Length-prefixed so fields cannot run into each other.
@@ -56,9 +54,14 @@ facts::Location location_from_json(const json& j) {
 
 json finding_to_json(const Finding& f) {
   json related = json::array();
-  for (const auto& r : f.related) related.push_back(json{{"loc", location_to_json(r.loc)}, {"message", r.message}});
-  return json{{"code", f.code},       {"severity", static_cast<int>(f.severity)}, {"loc", location_to_json(f.loc)},
-              {"owner", f.owner_class}, {"message", f.message}, {"related", std::move(related)},
+  for (const auto& r : f.related)
+    related.push_back(json{{"loc", location_to_json(r.loc)}, {"message", r.message}});
+  return json{{"code", f.code},
+              {"severity", static_cast<int>(f.severity)},
+              {"loc", location_to_json(f.loc)},
+              {"owner", f.owner_class},
+              {"message", f.message},
+              {"related", std::move(related)},
               {"fingerprint", f.fingerprint}};
 }
 
@@ -75,42 +78,131 @@ Finding finding_from_json(const json& j) {
   return f;
 }
 
-fs::path run_memo_file(const fs::path& directory) { return directory / "last-run.json"; }
+fs::path run_memo_file(const fs::path& directory) {
+  return directory / "last-run.cbor";
+}
+
+// Deeper than anything kvlint writes (facts nest a handful of levels), far
+// below what would exhaust the stack of nlohmann's recursive CBOR reader.
+constexpr std::size_t kMaxCborNesting = 64;
+
+// nlohmann's DOM builder with a nesting bound: returning false from
+// start_object/start_array stops the reader before it recurses any deeper.
+class BoundedDomBuilder : public nlohmann::detail::json_sax_dom_parser<json> {
+ public:
+  explicit BoundedDomBuilder(json& result) : json_sax_dom_parser(result, /*allow_exceptions=*/false) {}
+  bool start_object(std::size_t size) { return enter() && json_sax_dom_parser::start_object(size); }
+  bool end_object() {
+    --depth_;
+    return json_sax_dom_parser::end_object();
+  }
+  bool start_array(std::size_t size) { return enter() && json_sax_dom_parser::start_array(size); }
+  bool end_array() {
+    --depth_;
+    return json_sax_dom_parser::end_array();
+  }
+
+ private:
+  bool enter() { return ++depth_ <= kMaxCborNesting; }
+  std::size_t depth_ = 0;
+};
+
+std::optional<json> decode_cbor_bounded(std::string_view bytes) {
+  try {
+    json result;
+    BoundedDomBuilder builder(result);
+    if (!json::sax_parse(bytes.begin(), bytes.end(), &builder, json::input_format_t::cbor, /*strict=*/true) ||
+        builder.is_errored())
+      return std::nullopt;
+    return result;
+  } catch (const std::exception&) {
+    return std::nullopt;  // e.g. a declared length beyond max_size()
+  }
+}
+
+// A sealed file: "kvlint-cache <format> <xxh3-128 of payload>\n" + CBOR payload.
+std::string seal(const json& document) {
+  const std::vector<std::uint8_t> payload = json::to_cbor(document);
+  const XXH128_hash_t digest = XXH3_128bits(payload.data(), payload.size());
+  std::string out =
+      fmt::format("kvlint-cache {} {:016x}{:016x}\n", kCacheFormat, digest.high64, digest.low64);
+  out.append(reinterpret_cast<const char*>(payload.data()), payload.size());
+  return out;
+}
+
+// The payload of a sealed file, or nullopt when the header, the format or the
+// checksum does not match (truncated, corrupted, foreign).
+std::optional<json> unseal(std::string_view bytes) {
+  const std::string header = fmt::format("kvlint-cache {} ", kCacheFormat);
+  constexpr std::size_t kDigestLength = 32;
+  if (!bytes.starts_with(header) || bytes.size() < header.size() + kDigestLength + 1 ||
+      bytes[header.size() + kDigestLength] != '\n')
+    return std::nullopt;
+  const std::string_view digest_text = bytes.substr(header.size(), kDigestLength);
+  const std::string_view payload = bytes.substr(header.size() + kDigestLength + 1);
+  const XXH128_hash_t digest = XXH3_128bits(payload.data(), payload.size());
+  if (digest_text != fmt::format("{:016x}{:016x}", digest.high64, digest.low64)) return std::nullopt;
+  return decode_cbor_bounded(payload);
+}
+
+// The whole content of a regular file, not following a symbolic link and never
+// blocking on a FIFO; nullopt when absent or anything else.
+std::optional<std::string> read_regular_file(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string content;
+  struct stat st {};
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (ok) content.reserve(static_cast<std::size_t>(st.st_size));
+  char buffer[1 << 16];
+  while (ok) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ok = false;
+      break;
+    }
+    content.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  if (!ok) return std::nullopt;
+  return content;
+}
 
 }  // namespace
 
 std::optional<RunMemo> load_run_memo(const fs::path& directory, const std::string& key) {
+  const std::optional<std::string> bytes = read_regular_file(run_memo_file(directory));
+  if (!bytes) return std::nullopt;
+  const std::optional<json> doc = unseal(*bytes);
+  if (!doc) return std::nullopt;
   try {
-    std::ifstream in(run_memo_file(directory), std::ios::binary);
-    if (!in) return std::nullopt;
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const json doc = json::parse(buffer.str());
-    if (doc.at("format").get<int>() != kCacheFormat || doc.at("key").get<std::string>() != key) return std::nullopt;
+    if (doc->at("key").get<std::string>() != key) return std::nullopt;
     RunMemo memo;
-    for (const auto& f : doc.at("findings")) memo.findings.push_back(finding_from_json(f));
-    for (const auto& d : doc.at("diagnostics")) memo.diagnostics.push_back(diagnostic_from_json(d));
-    memo.suppressed = doc.at("suppressed").get<std::size_t>();
-    memo.files_analysed = doc.at("files_analysed").get<std::size_t>();
-    memo.files_skipped = doc.at("files_skipped").get<std::size_t>();
+    for (const auto& f : doc->at("findings")) memo.findings.push_back(finding_from_json(f));
+    for (const auto& d : doc->at("diagnostics")) memo.diagnostics.push_back(diagnostic_from_json(d));
+    memo.suppressed = doc->at("suppressed").get<std::size_t>();
+    memo.files_analysed = doc->at("files_analysed").get<std::size_t>();
+    memo.files_skipped = doc->at("files_skipped").get<std::size_t>();
     return memo;
   } catch (const std::exception&) {
-    return std::nullopt;  // unreadable or foreign: the run simply computes the result
+    return std::nullopt;  // foreign shape: the run simply computes the result
   }
 }
 
-void save_run_memo(const fs::path& directory, const std::string& key, const RunMemo& memo) {
+bool save_run_memo(const fs::path& directory, const std::string& key, const RunMemo& memo,
+                   std::string& error) {
   json findings = json::array(), diagnostics = json::array();
   for (const auto& f : memo.findings) findings.push_back(finding_to_json(f));
   for (const auto& d : memo.diagnostics) diagnostics.push_back(diagnostic_to_json(d));
-  const json doc{{"format", kCacheFormat},           {"key", key},
-                 {"findings", std::move(findings)},  {"diagnostics", std::move(diagnostics)},
-                 {"suppressed", memo.suppressed},    {"files_analysed", memo.files_analysed},
+  const json doc{{"key", key},
+                 {"findings", std::move(findings)},
+                 {"diagnostics", std::move(diagnostics)},
+                 {"suppressed", memo.suppressed},
+                 {"files_analysed", memo.files_analysed},
                  {"files_skipped", memo.files_skipped}};
-  std::error_code ec;
-  fs::create_directories(directory, ec);
-  std::string ignored_error;
-  write_file_atomically(run_memo_file(directory), doc.dump(), ignored_error);
+  return write_file_atomically(run_memo_file(directory), seal(doc), error);
 }
 
 std::string cache_key(const CacheKeyInputs& in) {
@@ -119,6 +211,7 @@ std::string cache_key(const CacheKeyInputs& in) {
   add_field(header, std::to_string(facts::kFactsJsonVersion));
   add_field(header, in.tool_version);
   add_field(header, in.config_fingerprint);
+  add_field(header, in.config_location);
   add_field(header, in.vocabulary ? facts::signature(*in.vocabulary) : std::string());
   add_field(header, in.path);
   add_field(header, in.module_name);
@@ -132,29 +225,54 @@ std::string cache_key(const CacheKeyInputs& in) {
   return fmt::format("{:016x}{:016x}", digest.high64, digest.low64);
 }
 
+std::optional<ResultCacheContents> decode_result_cache(std::string_view bytes) {
+  std::optional<json> doc = unseal(bytes);
+  if (!doc || !doc->is_object()) return std::nullopt;
+  ResultCacheContents out;
+  const auto version = doc->find("tool_version");
+  const auto entries = doc->find("entries");
+  if (version == doc->end() || !version->is_string() || entries == doc->end() || !entries->is_object())
+    return std::nullopt;
+  out.tool_version = version->get<std::string>();
+  for (auto& [key, value] : entries->items()) {
+    if (!value.is_object()) return std::nullopt;
+    const auto path = value.find("path");
+    const auto data = value.find("data");
+    if (path == value.end() || !path->is_string() || data == value.end() || !data->is_object())
+      return std::nullopt;
+    out.entries.emplace(key, ResultCacheContents::Entry{path->get<std::string>(),
+                                                        std::make_shared<const json>(std::move(*data))});
+  }
+  return out;
+}
+
+std::string encode_result_cache(const ResultCacheContents& contents) {
+  json entries = json::object();
+  for (const auto& [key, entry] : contents.entries)
+    entries[key] = json{{"path", entry.path}, {"data", entry.data ? *entry.data : json::object()}};
+  return seal(json{{"tool_version", contents.tool_version}, {"entries", std::move(entries)}});
+}
+
 ResultCache::ResultCache(fs::path directory, std::string tool_version)
     : directory_(std::move(directory)), tool_version_(std::move(tool_version)) {
   std::error_code ec;
-  if (!fs::exists(file(), ec)) return;
-  try {
-    std::ifstream in(file(), std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    json doc = json::from_cbor(buffer.str());
-    if (doc.at("format").get<int>() != kCacheFormat ||
-        doc.at("tool_version").get<std::string>() != tool_version_) {
-      note_ = fmt::format("cache {} is from another kvlint version; rebuilding it", file().string());
-      dirty_ = true;
-      return;
-    }
-    for (auto& [key, value] : doc.at("entries").items())
-      entries_[key] = Entry{value.at("path").get<std::string>(),
-                            std::make_shared<const json>(std::move(value.at("data"))), false};
-  } catch (const std::exception& e) {
-    entries_.clear();
-    dirty_ = true;
-    note_ = fmt::format("ignoring unreadable cache {}: {}", file().string(), e.what());
+  if (!fs::exists(fs::symlink_status(file(), ec))) return;
+  const std::optional<std::string> bytes = read_regular_file(file());
+  std::optional<ResultCacheContents> contents;
+  if (bytes) contents = decode_result_cache(*bytes);
+  dirty_ = true;  // whatever was there is replaced unless it loads below
+  if (!contents) {
+    note_ = fmt::format(
+        "ignoring unreadable cache {} (truncated, corrupted or from another kvlint); rebuilding it",
+        file().string());
+    return;
   }
+  if (contents->tool_version != tool_version_) {
+    note_ = fmt::format("cache {} is from another kvlint version; rebuilding it", file().string());
+    return;
+  }
+  dirty_ = false;
+  for (auto& [key, entry] : contents->entries) entries_.emplace(key, Entry{std::move(entry), false});
 }
 
 std::optional<CachedAnalysis> ResultCache::lookup(const std::string& key) {
@@ -164,7 +282,7 @@ std::optional<CachedAnalysis> ResultCache::lookup(const std::string& key) {
     auto it = entries_.find(key);
     if (it == entries_.end()) return std::nullopt;
     it->second.touched = true;
-    entry = it->second.data;
+    entry = it->second.stored.data;
   }
   try {
     const json& data = *entry;
@@ -187,54 +305,82 @@ void ResultCache::store(const std::string& key, const std::string& path, const C
   for (const auto& d : analysis.diagnostics) data["diagnostics"].push_back(diagnostic_to_json(d));
   auto shared = std::make_shared<const json>(std::move(data));
   std::lock_guard lock(mutex_);
-  entries_[key] = Entry{path, std::move(shared), true};
+  entries_[key] = Entry{{path, std::move(shared)}, true};
   dirty_ = true;
 }
 
-bool ResultCache::save() {
+bool ResultCache::save(const std::vector<std::string>& paths_in_run) {
   std::lock_guard lock(mutex_);
-  // Entries for paths analysed this run but not used are stale (the file changed).
-  std::set<std::string> seen_paths;
-  for (const auto& [key, entry] : entries_)
-    if (entry.touched) seen_paths.insert(entry.path);
+  const std::set<std::string> in_run(paths_in_run.begin(), paths_in_run.end());
+  std::map<std::string, bool> exists;  // several entries may share a path
   for (auto it = entries_.begin(); it != entries_.end();) {
-    if (!it->second.touched && seen_paths.count(it->second.path)) {
+    bool keep = it->second.touched;
+    if (!keep && !in_run.count(it->second.stored.path)) {
+      auto [found, inserted] = exists.try_emplace(it->second.stored.path, false);
+      if (inserted) {
+        std::error_code ec;
+        found->second = fs::is_regular_file(fs::symlink_status(it->second.stored.path, ec));
+      }
+      keep = found->second;
+    }
+    if (keep) {
+      ++it;
+    } else {
       it = entries_.erase(it);
       dirty_ = true;
-    } else {
-      ++it;
     }
   }
   if (!dirty_) return true;
-  json doc;
-  doc["format"] = kCacheFormat;
-  doc["tool_version"] = tool_version_;
-  json entries = json::object();
-  for (const auto& [key, entry] : entries_)
-    entries[key] = json{{"path", entry.path}, {"data", *entry.data}};
-  doc["entries"] = std::move(entries);
+  ResultCacheContents contents;
+  contents.tool_version = tool_version_;
+  for (const auto& [key, entry] : entries_) contents.entries.emplace(key, entry.stored);
   std::error_code ec;
   fs::create_directories(directory_, ec);
   if (ec) {
-    note_ = fmt::format("cannot create cache directory {}: {}", directory_.string(), ec.message());
+    note_ = fmt::format("caching disabled: cannot create cache directory {}: {}", directory_.string(),
+                        ec.message());
     return false;
   }
   // Tell git to leave the cache alone.
   const fs::path gitignore = directory_ / ".gitignore";
-  if (!fs::exists(gitignore, ec)) {
+  if (!fs::exists(fs::symlink_status(gitignore, ec))) {
     std::string ignored_error;
     write_file_atomically(gitignore, "# created by kvlint\n*\n", ignored_error);
   }
   std::string error;
-  const std::vector<std::uint8_t> bytes = json::to_cbor(doc);
-  if (!write_file_atomically(file(), std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                             error)) {
-    note_ = fmt::format("cannot write cache: {}", error);
+  if (!write_file_atomically(file(), encode_result_cache(contents), error)) {
+    note_ = fmt::format("caching disabled: cannot write the cache: {}", error);
     return false;
   }
   dirty_ = false;
   return true;
 }
+
+std::optional<std::string> cache_directory_problem(const fs::path& directory) {
+  std::error_code ec;
+  if (!fs::is_symlink(fs::symlink_status(directory, ec))) return std::nullopt;
+  const fs::path target = fs::read_symlink(directory, ec);
+  return fmt::format("not using cache directory {}: it is a symbolic link (to {}); running without the cache",
+                     directory.string(), ec ? std::string("?") : target.string());
+}
+
+namespace {
+
+// Writes all of `content`; false with errno set on failure.
+bool write_all(int fd, std::string_view content) {
+  std::size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t w = ::write(fd, content.data() + written, content.size() - written);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    written += static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+}  // namespace
 
 bool write_file_atomically(const fs::path& target, std::string_view content, std::string& error) {
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -251,15 +397,7 @@ bool write_file_atomically(const fs::path& target, std::string_view content, std
     ::unlink(templ.c_str());
     return false;
   };
-  std::size_t written = 0;
-  while (written < content.size()) {
-    const ssize_t w = ::write(fd, content.data() + written, content.size() - written);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return fail("write failed");
-    }
-    written += static_cast<std::size_t>(w);
-  }
+  if (!write_all(fd, content)) return fail("write failed");
   // mkstemp creates 0600; give the file the usual mode.
   const mode_t mask = ::umask(0);
   ::umask(mask);
@@ -282,6 +420,76 @@ bool write_file_atomically(const fs::path& target, std::string_view content, std
     ::close(dir_fd);
   }
   return true;
+}
+
+namespace {
+
+bool is_under_proc(const fs::path& path) {
+  const std::string text = path.string();
+  return text == "/proc" || text.starts_with("/proc/");
+}
+
+// Whether resolving `target` goes through /proc, as /dev/stdout, /dev/fd/N and
+// bash's `>(cmd)` do: such a name stands for an open file description, so it
+// must be opened, never replaced.
+bool resolves_through_proc(fs::path path) {
+  constexpr int kMaxLinks = 40;  // as the kernel's ELOOP limit
+  std::error_code ec;
+  path = fs::absolute(path, ec);
+  for (int hop = 0; hop < kMaxLinks && !ec; ++hop) {
+    const fs::path parent = fs::canonical(path.parent_path(), ec);
+    if (ec) return false;
+    if (is_under_proc(parent) || is_under_proc(path)) return true;
+    if (!fs::is_symlink(fs::symlink_status(path, ec))) return false;
+    const fs::path next = fs::read_symlink(path, ec);
+    path = next.is_absolute() ? next : parent / next;
+  }
+  return false;
+}
+
+bool write_in_place(const fs::path& target, bool append, std::string_view content, std::string& error) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0));
+  if (fd < 0) {
+    error = fmt::format("{}: cannot open for writing: {}", target.string(), std::strerror(errno));
+    return false;
+  }
+  if (!write_all(fd, content)) {
+    error = fmt::format("{}: write failed: {}", target.string(), std::strerror(errno));
+    ::close(fd);
+    return false;
+  }
+  if (::close(fd) != 0 && errno != EINTR) {
+    error = fmt::format("{}: close failed: {}", target.string(), std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool write_output_file(const fs::path& target, std::string_view content, std::string& error) {
+  struct stat st {};
+  if (::stat(target.c_str(), &st) != 0) {
+    // Nothing there yet (or a dangling link): create it atomically.
+    if (errno == ENOENT) return write_file_atomically(target, content, error);
+    error = fmt::format("{}: {}", target.string(), std::strerror(errno));
+    return false;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    error = fmt::format("{}: is a directory", target.string());
+    return false;
+  }
+  const bool through_proc = resolves_through_proc(target);
+  if (!S_ISREG(st.st_mode) || through_proc) {
+    // A device, FIFO, pipe or socket, or a shell redirection's file through
+    // /dev/stdout: write where it points. Appending keeps what the shell
+    // already wrote there (`{ echo; kvlint -o /dev/stdout; } >> log`).
+    return write_in_place(target, S_ISREG(st.st_mode), content, error);
+  }
+  // A regular file, perhaps through links: replace the file, keep the links.
+  std::error_code ec;
+  const fs::path resolved = fs::canonical(target, ec);
+  return write_file_atomically(ec ? target : resolved, content, error);
 }
 
 }  // namespace kvlint

@@ -1,15 +1,18 @@
 // Per-file analysis cache: key = xxh3-128 of (file content, tool version,
-// config fingerprint, vocabulary, path, module name); value = the file's facts
-// (JSON) and its analysis diagnostics. One file, loaded once, written
-// atomically at the end and only when something changed.
+// config fingerprint and location, vocabulary, path, module name); value = the
+// file's facts (JSON) and its analysis diagnostics. One file, loaded once,
+// written atomically (temp + rename) at the end and only when something changed.
+//
+// Files in the cache directory are sealed: a header line with the format and an
+// xxh3-128 checksum of the CBOR payload that follows. Anything truncated,
+// corrupted, foreign or nested too deeply decodes to nothing and is rebuilt.
 #pragma once
 
 #include <filesystem>
 #include <map>
 #include <memory>
-
-#include <nlohmann/json.hpp>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +31,9 @@ struct CacheKeyInputs {
   const facts::Vocabulary* vocabulary = nullptr;
   std::string_view path;
   std::string_view module_name;
+  // Where the configuration lives (its file, or its root directory): the same
+  // settings in two directories resolve paths differently, so they never share.
+  std::string_view config_location;
 };
 
 // 32 hex digits.
@@ -38,19 +44,40 @@ struct CachedAnalysis {
   std::vector<Diagnostic> diagnostics;
 };
 
+// The decoded contents of facts-cache.cbor.
+struct ResultCacheContents {
+  struct Entry {
+    std::string path;  // absolute path of the file the entry was computed from
+    // {"facts": ..., "diagnostics": [...]}, shared so a lookup converts it outside the lock.
+    std::shared_ptr<const nlohmann::json> data;
+  };
+  std::string tool_version;
+  std::map<std::string, Entry> entries;
+};
+
+// Decodes the bytes of a facts-cache.cbor file. Safe on any input (a libFuzzer
+// target calls it): nullopt unless the bytes are a whole, intact cache file of
+// this format; nesting is bounded, nothing recurses with the input's depth.
+std::optional<ResultCacheContents> decode_result_cache(std::string_view bytes);
+std::string encode_result_cache(const ResultCacheContents& contents);
+
 class ResultCache {
  public:
   // Loads `directory`/facts-cache.cbor when present. A corrupt or foreign
   // file is ignored; `note()` then says why.
   ResultCache(std::filesystem::path directory, std::string tool_version);
 
-  // Thread-safe.
+  // Thread-safe. `path` is the file's absolute path.
   std::optional<CachedAnalysis> lookup(const std::string& key);
   void store(const std::string& key, const std::string& path, const CachedAnalysis& analysis);
 
-  // Writes the file (temp + rename) when an entry was added or when entries for
-  // paths seen this run went stale. Returns false with `note()` set on failure.
-  bool save();
+  // Writes the file (temp + rename) when something changed. Pruning: an entry
+  // not used this run goes when its path was part of the run (the file changed
+  // or no longer needs analysis) or no longer exists on disk (deleted or
+  // renamed); entries for other files that still exist stay, so checking a
+  // subset of a tree keeps the rest of the tree's entries. Returns false with
+  // `note()` set on failure.
+  bool save(const std::vector<std::string>& paths_in_run);
 
   const std::string& note() const { return note_; }
   // CBOR, not JSON text: the warm run's cost is mostly loading this file.
@@ -58,9 +85,7 @@ class ResultCache {
 
  private:
   struct Entry {
-    std::string path;
-    // {"facts": ..., "diagnostics": [...]}, shared so a lookup converts it outside the lock.
-    std::shared_ptr<const nlohmann::json> data;
+    ResultCacheContents::Entry stored;
     bool touched = false;
   };
   std::filesystem::path directory_;
@@ -70,6 +95,10 @@ class ResultCache {
   bool dirty_ = false;
   std::string note_;
 };
+
+// Why `directory` must not be used as a cache directory (a symbolic link: a
+// committed `.kvlint_cache` link would redirect writes), or nullopt.
+std::optional<std::string> cache_directory_problem(const std::filesystem::path& directory);
 
 // The whole result of the last run, keyed by everything it was computed from
 // (tool, configuration, every file's path and content hash, input diagnostics).
@@ -83,11 +112,21 @@ struct RunMemo {
   std::size_t files_skipped = 0;
 };
 std::optional<RunMemo> load_run_memo(const std::filesystem::path& directory, const std::string& key);
-// Best effort: a memo that cannot be written only costs the next run its shortcut.
-void save_run_memo(const std::filesystem::path& directory, const std::string& key, const RunMemo& memo);
+// A memo that cannot be written only costs the next run its shortcut; false
+// with `error` set says why.
+bool save_run_memo(const std::filesystem::path& directory, const std::string& key, const RunMemo& memo,
+                   std::string& error);
 
 // Writes `content` to `target` atomically: a temp file in the same directory,
 // fsync, rename. On failure nothing is left behind and the message says why.
+// For the cache's own files; reports go through write_output_file.
 bool write_file_atomically(const std::filesystem::path& target, std::string_view content, std::string& error);
+
+// Writes a report to `target` (-o FILE). A regular file or a new one is
+// replaced atomically (through a symbolic link, its target is replaced and the
+// link kept); a device, FIFO, pipe or socket, or any path reached through
+// /proc (/dev/stdout, /dev/fd/N, `>(cmd)`) is written in place, as a shell
+// redirection would. False with `error` set on failure.
+bool write_output_file(const std::filesystem::path& target, std::string_view content, std::string& error);
 
 }  // namespace kvlint

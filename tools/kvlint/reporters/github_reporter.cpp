@@ -10,7 +10,10 @@ namespace kvlint::reporting {
 namespace {
 
 // Workflow-command escaping (actions/toolkit, command.ts): data escapes
-// %, CR and LF; property values also escape ':' and ','.
+// %, CR and LF; property values also escape ':' and ','. Other control
+// characters would reach the log raw (and drive its ANSI rendering), so text
+// from source files goes through escape_nonprintable first (line breaks in
+// messages kept: they become %0A here).
 std::string escape_data(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -62,7 +65,7 @@ std::string_view command_for(Severity severity) {
 // file=..,line=..,col=..,endLine=..,endColumn=..; zero (unknown) positions are left out.
 std::string position_properties(std::string_view path, std::uint32_t line, std::uint32_t column,
                                 std::uint32_t end_line, std::uint32_t end_column) {
-  std::string out = "file=" + escape_property(path);
+  std::string out = "file=" + escape_property(escape_nonprintable(path));
   if (line == 0) return out;
   out += fmt::format(",line={}", line);
   if (column != 0) out += fmt::format(",col={}", column);
@@ -79,11 +82,12 @@ std::string render_github(const CheckResult& result, const ReportOptions& /*opti
     const std::string name = rule_name(finding.code);
     const std::string title = name.empty() ? finding.code : fmt::format("{} ({})", finding.code, name);
     // The annotation body carries the owner and the evidence, one note per line.
-    std::string message = finding.message;
-    if (!finding.owner_class.empty()) message = fmt::format("[{}] {}", finding.owner_class, message);
+    std::string message = escape_nonprintable(finding.message, true);
+    if (!finding.owner_class.empty())
+      message = fmt::format("[{}] {}", escape_nonprintable(finding.owner_class), message);
     for (const RelatedLocation& related : finding.related) {
-      message += fmt::format("\nnote: {}:{}:{}: {}", related.loc.file, related.loc.line, related.loc.column,
-                             related.message);
+      message += fmt::format("\nnote: {}:{}:{}: {}", escape_nonprintable(related.loc.file), related.loc.line,
+                             related.loc.column, escape_nonprintable(related.message, true));
     }
     const facts::Location& loc = finding.loc;
     out += fmt::format("::{} {},title={}::{}\n", command_for(finding.severity),
@@ -94,7 +98,7 @@ std::string render_github(const CheckResult& result, const ReportOptions& /*opti
     out += fmt::format("::error {},title={}::{}\n",
                        position_properties(diagnostic.path, diagnostic.line, diagnostic.column, 0, 0),
                        escape_property(fmt::format("kvlint {}", diagnostic.kind)),
-                       escape_data(diagnostic.message));
+                       escape_data(escape_nonprintable(diagnostic.message, true)));
   }
   return out;
 }

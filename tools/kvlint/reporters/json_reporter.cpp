@@ -12,34 +12,46 @@ using Json = nlohmann::ordered_json;
 
 constexpr int kSchemaVersion = 1;
 
+// "path", plus "path_bytes" (the path's bytes in hex) when the path is not
+// UTF-8: the text form then carries U+FFFD and could not name the file.
+void add_path(Json& object, const std::string& path) {
+  object["path"] = path;
+  if (auto hex = non_utf8_bytes_hex(path)) object["path_bytes"] = std::move(*hex);
+}
+
 Json finding_json(const Finding& finding) {
   Json related = Json::array();
   for (const RelatedLocation& item : finding.related) {
-    related.push_back({{"path", item.loc.file},
-                       {"line", item.loc.line},
-                       {"column", item.loc.column},
-                       {"message", item.message}});
+    Json entry = Json::object();
+    add_path(entry, item.loc.file);
+    entry["line"] = item.loc.line;
+    entry["column"] = item.loc.column;
+    entry["message"] = item.message;
+    related.push_back(std::move(entry));
   }
-  return {{"code", finding.code},
-          {"name", rule_name(finding.code)},
-          {"severity", std::string(to_string(finding.severity))},
-          {"path", finding.loc.file},
-          {"line", finding.loc.line},
-          {"column", finding.loc.column},
-          {"end_line", finding.loc.end_line},
-          {"end_column", finding.loc.end_column},
-          {"owner", finding.owner_class},
-          {"message", finding.message},
-          {"related", std::move(related)},
-          {"fingerprint", finding.fingerprint}};
+  Json out = {{"code", finding.code},
+              {"name", rule_name(finding.code)},
+              {"severity", std::string(to_string(finding.severity))}};
+  add_path(out, finding.loc.file);
+  out.update(Json{{"line", finding.loc.line},
+                  {"column", finding.loc.column},
+                  {"end_line", finding.loc.end_line},
+                  {"end_column", finding.loc.end_column},
+                  {"owner", finding.owner_class},
+                  {"message", finding.message},
+                  {"related", std::move(related)},
+                  {"fingerprint", finding.fingerprint}});
+  return out;
 }
 
 Json diagnostic_json(const Diagnostic& diagnostic) {
-  return {{"path", diagnostic.path},
-          {"line", diagnostic.line},
-          {"column", diagnostic.column},
-          {"kind", diagnostic.kind},
-          {"message", diagnostic.message}};
+  Json out = Json::object();
+  add_path(out, diagnostic.path);
+  out.update(Json{{"line", diagnostic.line},
+                  {"column", diagnostic.column},
+                  {"kind", diagnostic.kind},
+                  {"message", diagnostic.message}});
+  return out;
 }
 
 }  // namespace
@@ -67,7 +79,8 @@ std::string render_json(const CheckResult& result, const ReportOptions& options)
         {"by_code", std::move(by_code)},
         {"by_severity", {{"error", totals.errors}, {"warning", totals.warnings}, {"info", totals.infos}}}}}};
   // Paths and messages come from user files and may hold invalid UTF-8:
-  // replace such bytes (U+FFFD) rather than fail the whole report.
+  // replace such bytes (U+FFFD) rather than fail the whole report; paths keep
+  // their bytes in "path_bytes".
   return document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

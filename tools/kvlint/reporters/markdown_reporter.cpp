@@ -11,8 +11,8 @@ namespace kvlint::reporting {
 namespace {
 
 // Escapes text for inline Markdown (and GFM table cells): characters that
-// would start emphasis, links, code, HTML or split a cell are escaped, line
-// breaks become <br> so a row stays on one line.
+// would start emphasis, links, code, HTML, a mention or split a cell are
+// escaped, line breaks become <br> so a row stays on one line.
 std::string escape_inline(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -38,6 +38,11 @@ std::string escape_inline(std::string_view text) {
         break;
       case '&':
         out += "&amp;";
+        break;
+      case '@':
+        // A zero-width space after '@' keeps `@name` from mentioning (and
+        // notifying) a user or team, as Renovate does; code spans need none.
+        out += "@&#8203;";
         break;
       case '\r':
         break;

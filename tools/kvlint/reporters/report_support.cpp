@@ -1,12 +1,57 @@
 #include "tools/kvlint/reporters/report_support.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
 #include <iterator>
 
 #include "rules/registry.hpp"
+#include "tools/kvlint/engine/source_file.hpp"
 
 namespace kvlint::reporting {
+
+namespace {
+
+// Appends valid UTF-8 `text` with its control characters escaped.
+void append_escaped_valid(std::string& out, std::string_view text, bool keep_line_breaks) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const bool kept = byte == '\t' || (keep_line_breaks && (byte == '\n' || byte == '\r'));
+    if ((byte < 0x20 && !kept) || byte == 0x7F) {
+      out += fmt::format("\\x{:02x}", byte);
+    } else if (byte == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xA0) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[i + 1]));  // C1: U+0080..U+009F
+      ++i;
+    } else {
+      out += text[i];
+    }
+  }
+}
+
+}  // namespace
+
+std::string escape_nonprintable(std::string_view text, bool keep_line_breaks) {
+  std::string out;
+  out.reserve(text.size());
+  while (!text.empty()) {
+    const std::optional<Utf8Error> bad = find_invalid_utf8(text);
+    const std::size_t valid_length = bad ? bad->offset : text.size();
+    append_escaped_valid(out, text.substr(0, valid_length), keep_line_breaks);
+    if (!bad) break;
+    out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[valid_length]));
+    text.remove_prefix(valid_length + 1);
+  }
+  return out;
+}
+
+std::optional<std::string> non_utf8_bytes_hex(std::string_view text) {
+  if (!find_invalid_utf8(text)) return std::nullopt;
+  std::string hex;
+  hex.reserve(text.size() * 2);
+  for (char ch : text) hex += fmt::format("{:02x}", static_cast<unsigned char>(ch));
+  return hex;
+}
 
 Totals count_findings(const std::vector<Finding>& findings) {
   Totals totals;

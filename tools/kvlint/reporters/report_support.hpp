@@ -62,6 +62,17 @@ class SourceLines {
   std::map<std::string, File> files_;
 };
 
+// `text` safe to print on a terminal: control characters (C0 but tab, DEL, C1)
+// and bytes that are not UTF-8 become visible escapes (`\x1b`, `\u009b`,
+// `\xff`), so a name in a source file cannot clear the screen or forge lines.
+// `keep_line_breaks` leaves LF and CR for a format that encodes them itself.
+std::string escape_nonprintable(std::string_view text, bool keep_line_breaks = false);
+
+// The bytes of `text` as lowercase hex when `text` is not valid UTF-8 (a file
+// name in another encoding), else nullopt: the JSON report keeps such paths
+// recoverable beside the U+FFFD-repaired text.
+std::optional<std::string> non_utf8_bytes_hex(std::string_view text);
+
 // Number of UTF-8 code points in the first `byte_count` bytes of `text`
 // (continuation bytes are not counted; bytes past the end count as one each).
 std::size_t code_points_in_prefix(std::string_view text, std::size_t byte_count);

@@ -43,8 +43,10 @@ class TextStyle {
   bool enabled_;
 };
 
+// Everything taken from source files (paths, names in messages, the excerpt)
+// goes through escape_nonprintable: a terminal must show it, not obey it.
 std::string location_text(const facts::Location& loc) {
-  return fmt::format("{}:{}:{}", loc.file, loc.line, loc.column);
+  return fmt::format("{}:{}:{}", escape_nonprintable(loc.file), loc.line, loc.column);
 }
 
 // The primary line of a finding with an underline beneath its column range:
@@ -73,8 +75,10 @@ void append_excerpt(std::string& out, const facts::Location& loc, std::string_vi
     end = std::max(line_bytes, start + 1);
   }
 
+  // Laid out on the escaped line, so an escape before the span widens the indent.
   std::string indent;
-  const std::string_view prefix = line_text.substr(0, start);
+  const std::string prefix = escape_nonprintable(line_text.substr(0, start));
+  const std::string span = escape_nonprintable(line_text.substr(start, end - start));
   for (std::size_t i = 0; i < prefix.size(); ++i) {
     const auto byte = static_cast<unsigned char>(prefix[i]);
     if (prefix[i] == '\t') {
@@ -83,13 +87,11 @@ void append_excerpt(std::string& out, const facts::Location& loc, std::string_vi
       indent += ' ';
     }
   }
-  const std::size_t span_bytes = end - start;
-  const std::size_t caret_count =
-      std::max<std::size_t>(1, code_points_in_prefix(line_text.substr(start), span_bytes));
+  const std::size_t caret_count = std::max<std::size_t>(1, code_points_in_prefix(span, span.size()));
   const std::string carets(caret_count, '^');
 
   out += fmt::format("{} |\n", gutter);
-  out += fmt::format("{} | {}\n", number, line_text);
+  out += fmt::format("{} | {}\n", number, escape_nonprintable(line_text));
   out += fmt::format("{} | {}{}\n", gutter, indent, style.severity(severity, carets));
 }
 
@@ -142,22 +144,24 @@ std::string render_text(const CheckResult& result, const ReportOptions& options)
       out += fmt::format("{}: {}: {}", location_text(finding.loc),
                          style.severity(finding.severity, to_string(finding.severity)),
                          style.bold(finding.code));
-      if (!finding.owner_class.empty()) out += fmt::format(" [{}]", finding.owner_class);
-      out += fmt::format(" {}\n", finding.message);
+      if (!finding.owner_class.empty()) out += fmt::format(" [{}]", escape_nonprintable(finding.owner_class));
+      out += fmt::format(" {}\n", escape_nonprintable(finding.message));
       if (options.show_source) {
         if (auto line_text = sources.line(finding.loc.file, finding.loc.line)) {
           append_excerpt(out, finding.loc, *line_text, style, finding.severity);
         }
       }
       for (const RelatedLocation& related : finding.related) {
-        out += fmt::format("  = note: {}: {}\n", location_text(related.loc), related.message);
+        out += fmt::format("  = note: {}: {}\n", location_text(related.loc),
+                           escape_nonprintable(related.message));
       }
       if (options.show_source) out += '\n';
     }
   }
   for (const Diagnostic& diagnostic : result.diagnostics) {
-    out += fmt::format("{}:{}:{}: {}[{}]: {}\n", diagnostic.path, diagnostic.line, diagnostic.column,
-                       style.severity(Severity::Error, "error"), diagnostic.kind, diagnostic.message);
+    out += fmt::format("{}:{}:{}: {}[{}]: {}\n", escape_nonprintable(diagnostic.path), diagnostic.line,
+                       diagnostic.column, style.severity(Severity::Error, "error"), diagnostic.kind,
+                       escape_nonprintable(diagnostic.message));
   }
   if (options.statistics) {
     if (!out.empty()) out += '\n';
