@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Builds the seed corpus of one fuzz target from what the repository already
+holds, so seeds follow the formats as they change: rule fixtures and the example
+tree (Python, suppression comments), the TOML in tests and README.md
+(configuration), `kvlint check --format json` output (findings), `kvlint facts`
+output wrapped as a facts cache (CBOR). The hand-made seeds in fuzz/corpus/TARGET
+are added too.
+
+    fuzz/make_seeds.py TARGET OUT_DIR [--kvlint BINARY]
+"""
+import argparse
+import hashlib
+import json
+import re
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# Matches the version the result_cache target passes to ResultCache.
+CACHE_TOOL_VERSION = "fuzz"
+CACHE_FORMAT = 2
+
+
+def python_sources():
+    files = sorted(ROOT.glob("rules/*/fixtures/**/*.py")) + sorted(ROOT.glob("examples/**/*.py"))
+    return [f for f in files if f.stat().st_size > 0]
+
+
+def cbor(value) -> bytes:
+    """Canonical-enough CBOR for the JSON values nlohmann::json::to_cbor writes."""
+    def head(major, n):
+        if n < 24:
+            return bytes([major << 5 | n])
+        for info, fmt in ((24, ">B"), (25, ">H"), (26, ">I"), (27, ">Q")):
+            if n < 1 << (8 * struct.calcsize(fmt)):
+                return bytes([major << 5 | info]) + struct.pack(fmt, n)
+        raise ValueError(n)
+
+    if value is None:
+        return b"\xf6"
+    if value is True:
+        return b"\xf5"
+    if value is False:
+        return b"\xf4"
+    if isinstance(value, int):
+        return head(0, value) if value >= 0 else head(1, -1 - value)
+    if isinstance(value, float):
+        return b"\xfb" + struct.pack(">d", value)
+    if isinstance(value, str):
+        data = value.encode("utf-8", "surrogateescape")
+        return head(3, len(data)) + data
+    if isinstance(value, list):
+        return head(4, len(value)) + b"".join(cbor(v) for v in value)
+    if isinstance(value, dict):
+        return head(5, len(value)) + b"".join(cbor(k) + cbor(v) for k, v in value.items())
+    raise TypeError(type(value))
+
+
+def write_seed(out: Path, data: bytes):
+    (out / hashlib.sha1(data).hexdigest()).write_bytes(data)
+
+
+def kvlint_output(kvlint, args):
+    if not kvlint:
+        return None
+    run = subprocess.run([kvlint, *args], cwd=ROOT, capture_output=True, timeout=120)
+    return run.stdout if run.returncode in (0, 1) and run.stdout else None
+
+
+def seeds_python_frontend(out, kvlint):
+    for f in python_sources():
+        write_seed(out, f.read_bytes())
+
+
+def seeds_suppressions(out, kvlint):
+    # One seed per file: the text after "kvlint:" of each suppression comment it holds.
+    for f in python_sources():
+        comments = [line.split("kvlint:", 1)[1].strip() for line in f.read_text().splitlines() if "kvlint:" in line]
+        if comments:
+            write_seed(out, "\n".join(comments).encode())
+
+
+def seeds_config(out, kvlint):
+    # First byte: 0 -> kvlint.toml, 1 -> pyproject.toml (see config_fuzzer.cpp).
+    def add(text):
+        selector = b"\x01" if "[tool.kvlint" in text else b"\x00"
+        write_seed(out, selector + text.encode())
+
+    for f in sorted(ROOT.glob("examples/**/*.toml")) + sorted(ROOT.glob("tests/**/*.toml")):
+        add(f.read_text())
+    for block in re.findall(r"```toml\n(.*?)```", (ROOT / "README.md").read_text(), re.S):
+        add(block)
+    # TOML written by the C++ tests: raw string literals passed as pyproject.toml / kvlint.toml.
+    for f in sorted(ROOT.glob("tests/**/*.cpp")):
+        for raw in re.findall(r'R"\((.*?)\)"', f.read_text(), re.S):
+            if "=" in raw and ("\n" in raw or raw.lstrip().startswith("[")):
+                add(raw)
+
+
+def seeds_findings_json(out, kvlint):
+    targets = [ROOT / "examples/models"] + sorted(p.parent for p in ROOT.glob("rules/*/fixtures"))
+    for target in targets:
+        report = kvlint_output(kvlint, ["check", "--no-cache", "--format", "json", "--exit-zero", str(target)])
+        if report:
+            write_seed(out, report)
+
+
+def seeds_result_cache(out, kvlint):
+    entries = {}
+    for f in python_sources():
+        facts = kvlint_output(kvlint, ["facts", str(f)])
+        if not facts:
+            continue
+        key = hashlib.md5(str(f).encode()).hexdigest()
+        entry = {"path": str(f.relative_to(ROOT)), "data": {"facts": json.loads(facts), "diagnostics": []}}
+        entries[key] = entry
+        write_seed(out, cbor({"format": CACHE_FORMAT, "tool_version": CACHE_TOOL_VERSION, "entries": {key: entry}}))
+    if entries:  # one file holding several entries, as a real cache does
+        some = dict(list(entries.items())[:8])
+        write_seed(out, cbor({"format": CACHE_FORMAT, "tool_version": CACHE_TOOL_VERSION, "entries": some}))
+
+
+def seeds_event_line(out, kvlint):
+    pass  # hand-made streams only (fuzz/corpus/event_line)
+
+
+GENERATORS = {
+    "python_frontend": seeds_python_frontend,
+    "suppressions": seeds_suppressions,
+    "config": seeds_config,
+    "findings_json": seeds_findings_json,
+    "result_cache": seeds_result_cache,
+    "event_line": seeds_event_line,
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("target", choices=sorted(GENERATORS))
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--kvlint", help="kvlint binary for the findings and facts seeds")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    GENERATORS[args.target](args.out, args.kvlint)
+    hand = ROOT / "fuzz/corpus" / args.target
+    if hand.is_dir():
+        for f in sorted(hand.iterdir()):
+            if f.is_file():
+                shutil.copy(f, args.out / f.name)
+    print(f"{args.target}: {sum(1 for _ in args.out.iterdir())} seeds in {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
