@@ -1293,6 +1293,14 @@ class FileWalker {
           {ClassState::SiteRef::Kind::Implicit, out_.implicit_caches.size(), pending.site.method});
       out_.implicit_caches.push_back(std::move(pending.site));
     }
+    // A helper that hands its cache back to a method of its own class (`_init_kv_cache`
+    // called by the class's decode loop) builds it for the class, not for an outside caller.
+    for (const auto& ref : cls.sites) {
+      if (ref.kind != ClassState::SiteRef::Kind::Cache || ref.method == "forward" || ref.method == "__call__")
+        continue;
+      CacheSite& site = out_.cache_sites[ref.index];
+      if (site.caller_requested && cls.self_calls.count(ref.method)) site.caller_requested = false;
+    }
     // Caller guards: a method called within its class only from guarded places.
     for (const auto& ref : cls.sites) {
       if (ref.method.empty()) continue;
@@ -1744,10 +1752,13 @@ class FileWalker {
     for (const auto& cap : captures_open_)
       if (out_.captures[cap].kind == CaptureSite::Kind::GraphContext) site.inside_graph_capture = true;
     const bool handed_back = site.retention == Retention::Returned || r.assigned_to_param;
-    // Any branch on a parameter (an `if`, its `else`, an earlier `if ...: return`)
-    // means the caller's arguments decide whether the cache is built.
+    // A branch on a cache parameter (`use_cache`, `past_key_values`: an `if`, its `else`,
+    // an earlier `if ...: return`) means the caller asked for the cache; a branch on any
+    // other argument (`if bsz == 0: return None`) does not.
     const bool asked = std::any_of(site.guards.begin(), site.guards.end(), [](const Guard& g) {
-      return is_conditional_origin(g.origin) && !g.parameters.empty();
+      return is_conditional_origin(g.origin) &&
+             std::any_of(g.parameters.begin(), g.parameters.end(),
+                         [](const std::string& p) { return names_cache(p); });
     });
     site.caller_requested = handed_back && asked;
     if (ClassState* cls = owner_state()) {
