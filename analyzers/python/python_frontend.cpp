@@ -999,6 +999,8 @@ class FileWalker {
         if (has_scope_) on_scope_candidate(node);
         break;
       case Sym::BinaryOperator:
+      case Sym::GeneratorExpression:
+      case Sym::ListComprehension:
         if (has_scope_) on_scope_candidate(node);
         break;
       default:
@@ -2742,7 +2744,34 @@ class FileWalker {
     const std::string_view t = text(n);
     for (auto pos = t.find(".scope"); pos != std::string_view::npos; pos = t.find(".scope", pos + 1))
       if (pos + 6 >= t.size() || !is_ident_char(t[pos + 6])) return true;
-    return contains_word(t, vocab_.scope_enum);
+    return contains_word(t, vocab_.scope_enum) || compares_scope(n);
+  }
+  // A comparison of a name that says scope (`scope`, `spec_scope`, `kv.scope`) with an enum
+  // member (`Lifetime.REQUEST`) or a string (`"model"`), outside the protocol's own names.
+  bool compares_scope(TSNode n) const {
+    std::vector<TSNode> stack{n};
+    for (std::size_t visited = 0; !stack.empty() && ++visited < 256;) {
+      TSNode c = stack.back();
+      stack.pop_back();
+      if (sym(c) == Sym::ComparisonOperator) {
+        bool scope_side = false, value_side = false;
+        for (uint32_t i = 0, k = ts_node_named_child_count(c); i < k; ++i) {
+          TSNode side = unwrap_parens(ts_node_named_child(c, i));
+          const Sym ss = sym(side);
+          const std::string_view last = is_dotted(side) ? last_component(side) : std::string_view{};
+          if (!last.empty() && ends_with(lower(last), "scope")) scope_side = true;
+          const bool enum_member = ss == Sym::Attribute && is_dotted(side) && !last.empty() &&
+                                   std::all_of(last.begin(), last.end(), [](char ch) {
+                                     return (ch >= 'A' && ch <= 'Z') || ch == '_' || (ch >= '0' && ch <= '9');
+                                   });
+          if (ss == Sym::String || enum_member || ss == Sym::Tuple) value_side = true;
+        }
+        if (scope_side && value_side) return true;
+      }
+      for (uint32_t i = 0, k = ts_node_named_child_count(c); i < k; ++i)
+        stack.push_back(ts_node_named_child(c, i));
+    }
+    return false;
   }
   bool mentions_multiplicity(TSNode n) const {
     if (ts_node_is_null(n)) return false;
@@ -2795,6 +2824,17 @@ class FileWalker {
         const std::string_view op = text(field(node, g_.f_operator));
         hit = (op == "*" || op == "//" || op == "/") &&
               (reads_scope(field(node, g_.f_left)) || reads_scope(field(node, g_.f_right)));
+        break;
+      }
+      case Sym::GeneratorExpression:
+      case Sym::ListComprehension: {
+        // `sum(s.bytes_per_row * max_num_seqs for s in specs if s.scope != "model")`
+        bool filters_on_scope = false;
+        for (uint32_t i = 0, k = ts_node_named_child_count(node); i < k; ++i) {
+          TSNode c = ts_node_named_child(node, i);
+          if (ts_node_type(c) == std::string_view("if_clause") && reads_scope(c)) filters_on_scope = true;
+        }
+        hit = filters_on_scope && mentions_multiplicity(field(node, g_.f_body));
         break;
       }
       default:
