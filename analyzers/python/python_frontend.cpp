@@ -1297,11 +1297,15 @@ class FileWalker {
     }
     // A helper that hands its cache back to a method of its own class (`_init_kv_cache`
     // called by the class's decode loop) builds it for the class, not for an outside caller.
+    // A conversion (`EncoderDecoderCache.from_legacy_cache(past)`) only re-wraps KV the caller
+    // already holds, and stays the caller's.
     for (const auto& ref : cls.sites) {
       if (ref.kind != ClassState::SiteRef::Kind::Cache || ref.method == "forward" || ref.method == "__call__")
         continue;
       CacheSite& site = out_.cache_sites[ref.index];
-      if (site.caller_requested && cls.self_calls.count(ref.method)) site.caller_requested = false;
+      if (site.caller_requested && cls.self_calls.count(ref.method) &&
+          !ends_with(site.written, ".from_legacy_cache"))
+        site.caller_requested = false;
     }
     // Caller guards: a method called within its class only from guarded places.
     for (const auto& ref : cls.sites) {
