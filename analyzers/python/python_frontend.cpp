@@ -1852,6 +1852,24 @@ class FileWalker {
     }
   }
 
+  // Every node of `function` in source order, nested defs and classes left out; `visit`
+  // returns false to skip a node's children.
+  template <typename F>
+  void walk_function_body(TSNode function, F&& visit) {
+    Cursor c(function);
+    std::vector<TSNode> stack{function};
+    while (!stack.empty()) {
+      TSNode n = stack.back();
+      stack.pop_back();
+      if (!visit(n)) continue;
+      const std::size_t first = stack.size();
+      for_each_named_child(c, n, [&](TSNode child, TSFieldId) {
+        if (sym(child) != Sym::FunctionDef && sym(child) != Sym::ClassDef) stack.push_back(child);
+        return true;
+      });
+      std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(first), stack.end());
+    }
+  }
   // The keywords a call receives for `use_cache` and `past_key_values`: written in the
   // call, or through a `**` splat of a dict the walk can read.
   struct CacheKeywords {
@@ -1910,12 +1928,8 @@ class FileWalker {
     bool base_known = false;
     CacheKeywords local;
     auto is_name = [&](TSNode n) { return sym(n) == Sym::Identifier && text(n) == name; };
-    Cursor c(func->node);
-    std::vector<TSNode> stack{func->node};
-    while (!stack.empty()) {
-      TSNode n = stack.back();
-      stack.pop_back();
-      if (ts_node_start_byte(n) >= before) continue;
+    walk_function_body(func->node, [&](TSNode n) {
+      if (ts_node_start_byte(n) >= before) return false;
       const Sym s = sym(n);
       if (s == Sym::Assignment) {
         TSNode left = field(n, g_.f_left);
@@ -1943,13 +1957,8 @@ class FileWalker {
           }
         }
       }
-      const std::size_t first = stack.size();
-      for_each_named_child(c, n, [&](TSNode child, TSFieldId) {
-        if (sym(child) != Sym::FunctionDef && sym(child) != Sym::ClassDef) stack.push_back(child);
-        return true;
-      });
-      std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(first), stack.end());
-    }
+      return true;
+    });
     if (local.use_cache) {
       k.use_cache = local.use_cache;
       k.through_dict = true;
@@ -2188,11 +2197,7 @@ class FileWalker {
       return r;
     }
     std::vector<TSNode> reads;
-    Cursor c(func->node);
-    std::vector<TSNode> stack{func->node};
-    while (!stack.empty()) {
-      TSNode n = stack.back();
-      stack.pop_back();
+    walk_function_body(func->node, [&](TSNode n) {
       if (sym(n) == Sym::Identifier && text(n) == name) {
         TSNode parent = ts_node_parent(n);
         const bool is_target = sym(parent) == Sym::Assignment && ts_node_eq(field(parent, g_.f_left), n);
@@ -2203,13 +2208,10 @@ class FileWalker {
         if (!is_target && !is_keyword_name && !is_attribute_name &&
             (ts_node_start_byte(n) >= after || inside_loop(n)))
           reads.push_back(n);
-        continue;
+        return false;
       }
-      for_each_named_child(c, n, [&](TSNode child, TSFieldId) {
-        if (sym(child) != Sym::FunctionDef && sym(child) != Sym::ClassDef) stack.push_back(child);
-        return true;
-      });
-    }
+      return true;
+    });
     for (TSNode read : reads) r.merge(follow_value(read, is_cache, depth));
     return r;
   }
