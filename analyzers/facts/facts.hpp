@@ -109,6 +109,37 @@ struct ImplicitCacheSite {
   Reason reason = Reason::NoPastKeyValues;
   std::optional<Location> none_origin;  // where the past_key_values variable was set to None
   std::vector<Guard> guards;
+  // What is called, so rules can tell something that can be a transformers model from
+  // any function that takes a `use_cache` keyword.
+  enum class CalleeRoot {
+    Self,       // `self.lm(...)`, `self.lm.generate(...)`, `self.memcache_get(...)`, `self(...)`;
+                // also a local bound to an attribute of self (`lm = self.language_model`)
+    Local,      // a local bound to something else: `model = AutoModel.from_pretrained(p)`
+    Parameter,  // a parameter of the enclosing function: `def run(model): model.generate(...)`
+    Other,      // a module-level name or function: `generate_text(...)`
+  };
+  CalleeRoot callee_root = CalleeRoot::Other;
+  // Components after the root: ["lm", "generate"] for `self.lm.generate`, ["memcache_get"] for
+  // `self.memcache_get`, [] for `self(...)` and `model(...)`, ["generate"] for `model.generate`.
+  std::vector<std::string> callee_path;
+  // Local: the value it was last bound to before the call, and the resolved class that value
+  // constructs or loads (`transformers.AutoModel` for `AutoModel.from_pretrained(p)`), when any.
+  std::optional<Expression> callee_origin;
+  std::string callee_origin_class;
+  // `use_cache=True` (and `past_key_values`, when given) came through a `**` splat of a dict
+  // literal, `dict(...)`, or a local dict built or updated before the call.
+  bool through_kwargs_dict = false;
+  // How the cache that comes back with the result is kept.
+  enum class Kept {
+    Stored,    // stored on self, directly or through a local dict that is stored on self
+    Reused,    // passed back as `past_key_values` by a call in a loop around it (a decode loop)
+    Returned,  // handed back to the caller (the result, or its `past_key_values`)
+    UsedOnce,  // read by one later call outside any loop, then dropped (a prefill + one step)
+    Dropped,   // never read: the result is discarded or only its logits / hidden states are used
+    Unknown,   // passed on in a way the front end does not follow
+  };
+  Kept kept = Kept::Unknown;
+  std::optional<Location> kept_at;  // the store, the reusing call, the return
 };
 
 struct CaptureSite {

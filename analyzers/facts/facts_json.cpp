@@ -54,6 +54,20 @@ constexpr std::array<std::pair<ImplicitCacheSite::Reason, const char*>, 2> kImpl
     {ImplicitCacheSite::Reason::NoPastKeyValues, "no_past_key_values"},
     {ImplicitCacheSite::Reason::PastKeyValuesStartsNone, "past_key_values_starts_none"},
 }};
+constexpr std::array<std::pair<ImplicitCacheSite::CalleeRoot, const char*>, 4> kCalleeRoots{{
+    {ImplicitCacheSite::CalleeRoot::Self, "self"},
+    {ImplicitCacheSite::CalleeRoot::Local, "local"},
+    {ImplicitCacheSite::CalleeRoot::Parameter, "parameter"},
+    {ImplicitCacheSite::CalleeRoot::Other, "other"},
+}};
+constexpr std::array<std::pair<ImplicitCacheSite::Kept, const char*>, 6> kKeptKinds{{
+    {ImplicitCacheSite::Kept::Stored, "stored"},
+    {ImplicitCacheSite::Kept::Reused, "reused"},
+    {ImplicitCacheSite::Kept::Returned, "returned"},
+    {ImplicitCacheSite::Kept::UsedOnce, "used_once"},
+    {ImplicitCacheSite::Kept::Dropped, "dropped"},
+    {ImplicitCacheSite::Kept::Unknown, "unknown"},
+}};
 constexpr std::array<std::pair<CaptureSite::Kind, const char*>, 4> kCaptureKinds{{
     {CaptureSite::Kind::GraphContext, "graph_context"},
     {CaptureSite::Kind::CaptureBegin, "capture_begin"},
@@ -224,7 +238,14 @@ json to_json(const FileFacts& f) {
                         {"callee", s.callee},
                         {"reason", enum_name(s.reason, kImplicitReasons)},
                         {"none_origin", s.none_origin ? w.loc(*s.none_origin) : json(nullptr)},
-                        {"guards", w.guards(s.guards)}});
+                        {"guards", w.guards(s.guards)},
+                        {"callee_root", enum_name(s.callee_root, kCalleeRoots)},
+                        {"callee_path", s.callee_path},
+                        {"callee_origin", w.opt_expr(s.callee_origin)},
+                        {"callee_origin_class", s.callee_origin_class},
+                        {"through_kwargs_dict", s.through_kwargs_dict},
+                        {"kept", enum_name(s.kept, kKeptKinds)},
+                        {"kept_at", s.kept_at ? w.loc(*s.kept_at) : json(nullptr)}});
 
   json& captures = j["captures"] = json::array();
   for (const auto& c : f.captures)
@@ -371,6 +392,13 @@ FileFacts file_facts_from_json(const json& j) {
     site.reason = enum_value(s.at("reason"), kImplicitReasons);
     if (!s.at("none_origin").is_null()) site.none_origin = r.loc(s.at("none_origin"));
     site.guards = r.guards(s.at("guards"));
+    site.callee_root = enum_value(s.at("callee_root"), kCalleeRoots);
+    site.callee_path = s.at("callee_path").get<std::vector<std::string>>();
+    site.callee_origin = r.opt_expr(s.at("callee_origin"));
+    site.callee_origin_class = s.at("callee_origin_class").get<std::string>();
+    site.through_kwargs_dict = s.at("through_kwargs_dict").get<bool>();
+    site.kept = enum_value(s.at("kept"), kKeptKinds);
+    if (!s.at("kept_at").is_null()) site.kept_at = r.loc(s.at("kept_at"));
     f.implicit_caches.push_back(std::move(site));
   }
 

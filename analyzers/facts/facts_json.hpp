@@ -9,7 +9,8 @@
 namespace kvlint::facts {
 
 // Bump when the JSON layout changes, so stale per-file caches are ignored.
-inline constexpr int kFactsJsonVersion = 3;  // 2: attribute_assignments, constructions, declarations' local_assignments
+inline constexpr int kFactsJsonVersion = 4;  // 2: attribute_assignments, constructions, declarations'
+                                             // local_assignments; 4: implicit caches' callee and retention
 
 nlohmann::json to_json(const FileFacts& facts);
 // Throws nlohmann::json::exception (or std::invalid_argument for an unknown

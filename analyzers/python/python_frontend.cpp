@@ -410,8 +410,13 @@ struct ClassState {
   struct PendingImplicit {
     facts::ImplicitCacheSite site;
     std::string attribute;
+    TSNode call{};
   };
   std::vector<PendingImplicit> pending_implicit;
+  // Method definitions and `self.m(...)` call nodes, to see whether an attribute is
+  // assigned before every call that passes it.
+  std::unordered_map<std::string_view, TSNode> method_nodes;
+  std::vector<std::pair<std::string_view, TSNode>> self_call_nodes;
   // Declarations and what their helpers build.
   std::vector<facts::Declaration> declarations;
   struct HelperCall {
@@ -994,6 +999,8 @@ class FileWalker {
         if (has_scope_) on_scope_candidate(node);
         break;
       case Sym::BinaryOperator:
+      case Sym::GeneratorExpression:
+      case Sym::ListComprehension:
         if (has_scope_) on_scope_candidate(node);
         break;
       default:
@@ -1225,6 +1232,7 @@ class FileWalker {
     f.params_index = static_cast<int32_t>(params_.size());
     params_.push_back(params);
     if (is_method) {
+      classes_[static_cast<std::size_t>(parent->class_state)]->method_nodes.emplace(f.name, node);
       facts::MethodFact m;
       m.name = std::string(f.name);
       m.loc = loc(node);
@@ -1277,14 +1285,27 @@ class FileWalker {
 
   void close_class(ClassState& cls) {
     // `past_key_values=self.x` where self.x starts as None in __init__ and is
-    // never given a cache constructor.
+    // never given a cache constructor, nor assigned a value before every call that passes it.
     for (auto& pending : cls.pending_implicit) {
       auto none = cls.none_attributes.find(pending.attribute);
       if (none == cls.none_attributes.end() || cls.cache_attributes.count(pending.attribute)) continue;
+      if (assigned_before(cls, pending.call, pending.attribute, 2)) continue;
       pending.site.none_origin = none->second;
       cls.sites.push_back(
           {ClassState::SiteRef::Kind::Implicit, out_.implicit_caches.size(), pending.site.method});
       out_.implicit_caches.push_back(std::move(pending.site));
+    }
+    // A helper that hands its cache back to a method of its own class (`_init_kv_cache`
+    // called by the class's decode loop) builds it for the class, not for an outside caller.
+    // A conversion (`EncoderDecoderCache.from_legacy_cache(past)`) only re-wraps KV the caller
+    // already holds, and stays the caller's.
+    for (const auto& ref : cls.sites) {
+      if (ref.kind != ClassState::SiteRef::Kind::Cache || ref.method == "forward" || ref.method == "__call__")
+        continue;
+      CacheSite& site = out_.cache_sites[ref.index];
+      if (site.caller_requested && cls.self_calls.count(ref.method) &&
+          !ends_with(site.written, ".from_legacy_cache"))
+        site.caller_requested = false;
     }
     // Caller guards: a method called within its class only from guarded places.
     for (const auto& ref : cls.sites) {
@@ -1399,10 +1420,81 @@ class FileWalker {
     out_.constructions.push_back(std::move(c));
   }
 
+  // ---- `self.x` assigned before a call -------------------------------------------
+  // `self.<attribute> = <not None>` as the statement itself, or inside a `with` / `try`
+  // body that runs before what follows it.
+  bool assigns_attribute(TSNode stmt, std::string_view attribute, int depth = 0) {
+    if (ts_node_is_null(stmt) || depth > 4) return false;
+    const Sym s = sym(stmt);
+    if (s == Sym::ExpressionStatement) {
+      TSNode a = named_child(stmt, 0);
+      if (sym(a) != Sym::Assignment) return false;
+      TSNode left = field(a, g_.f_left);
+      TSNode right = unwrap_parens(field(a, g_.f_right));
+      return is_self_attribute(left) && text(field(left, g_.f_attribute)) == attribute &&
+             !ts_node_is_null(right) && sym(right) != Sym::None;
+    }
+    if (s == Sym::WithStatement || s == Sym::Block ||
+        ts_node_type(stmt) == std::string_view("try_statement")) {
+      bool found = false;
+      for (uint32_t i = 0, n = ts_node_named_child_count(stmt); i < n && !found; ++i) {
+        TSNode c = ts_node_named_child(stmt, i);
+        const Sym cs = sym(c);
+        if (cs == Sym::Block || cs == Sym::ExpressionStatement || cs == Sym::WithStatement)
+          found = assigns_attribute(c, attribute, depth + 1);
+        if (cs == Sym::Block && s != Sym::Block) break;  // a try's first block only
+      }
+      return found;
+    }
+    return false;
+  }
+  // An earlier statement of a block around `node`, in its function, assigns self.<attribute>.
+  bool dominated_by_assignment(TSNode node, std::string_view attribute) {
+    TSNode child = node;
+    for (TSNode parent = ts_node_parent(node); !ts_node_is_null(parent); parent = ts_node_parent(parent)) {
+      const Sym ps = sym(parent);
+      if (ps == Sym::FunctionDef || ps == Sym::ClassDef || ps == Sym::Module) return false;
+      if (ps == Sym::Block) {
+        for (uint32_t i = 0, n = ts_node_named_child_count(parent); i < n; ++i) {
+          TSNode stmt = ts_node_named_child(parent, i);
+          if (ts_node_start_byte(stmt) >= ts_node_start_byte(child)) break;
+          if (assigns_attribute(stmt, attribute)) return true;
+        }
+      }
+      child = parent;
+    }
+    return false;
+  }
+  TSNode enclosing_function(TSNode node) const {
+    for (TSNode p = ts_node_parent(node); !ts_node_is_null(p); p = ts_node_parent(p))
+      if (sym(p) == Sym::FunctionDef) return p;
+    return TSNode{};
+  }
+  // self.<attribute> is assigned before `call` runs: earlier in its method, or before
+  // every call of that method within the class (following callers `depth` levels).
+  bool assigned_before(const ClassState& cls, TSNode call, std::string_view attribute, int depth) {
+    if (ts_node_is_null(call)) return false;
+    if (dominated_by_assignment(call, attribute)) return true;
+    if (depth == 0) return false;
+    TSNode fn = enclosing_function(call);
+    if (ts_node_is_null(fn)) return false;
+    const std::string_view method = text(field(fn, g_.f_name));
+    auto it = cls.method_nodes.find(method);
+    if (it == cls.method_nodes.end() || !ts_node_eq(it->second, fn)) return false;
+    bool any = false;
+    for (const auto& [callee, caller_call] : cls.self_call_nodes) {
+      if (callee != method) continue;
+      if (!assigned_before(cls, caller_call, attribute, depth - 1)) return false;
+      any = true;
+    }
+    return any;
+  }
+
   void on_self_call(TSNode call, std::string_view method) {
     Frame* f = innermost_frame();
     if (!f || f->is_class || f->class_state < 0) return;
     ClassState& cls = *classes_[static_cast<std::size_t>(f->class_state)];
+    cls.self_call_nodes.emplace_back(method, call);
     if (method != f->method) {
       auto& info = cls.self_calls[method];
       if (!info.any_unguarded) {
@@ -1666,10 +1758,13 @@ class FileWalker {
     for (const auto& cap : captures_open_)
       if (out_.captures[cap].kind == CaptureSite::Kind::GraphContext) site.inside_graph_capture = true;
     const bool handed_back = site.retention == Retention::Returned || r.assigned_to_param;
-    // Any branch on a parameter (an `if`, its `else`, an earlier `if ...: return`)
-    // means the caller's arguments decide whether the cache is built.
+    // A branch on a cache parameter (`use_cache`, `past_key_values`: an `if`, its `else`,
+    // an earlier `if ...: return`) means the caller asked for the cache; a branch on any
+    // other argument (`if bsz == 0: return None`) does not.
     const bool asked = std::any_of(site.guards.begin(), site.guards.end(), [](const Guard& g) {
-      return is_conditional_origin(g.origin) && !g.parameters.empty();
+      return is_conditional_origin(g.origin) &&
+             std::any_of(g.parameters.begin(), g.parameters.end(),
+                         [](const std::string& p) { return names_cache(p); });
     });
     site.caller_requested = handed_back && asked;
     if (ClassState* cls = owner_state()) {
@@ -1757,6 +1852,370 @@ class FileWalker {
     }
   }
 
+  // Every node of `function` in source order, nested defs and classes left out; `visit`
+  // returns false to skip a node's children.
+  template <typename F>
+  void walk_function_body(TSNode function, F&& visit) {
+    Cursor c(function);
+    std::vector<TSNode> stack{function};
+    while (!stack.empty()) {
+      TSNode n = stack.back();
+      stack.pop_back();
+      if (!visit(n)) continue;
+      const std::size_t first = stack.size();
+      for_each_named_child(c, n, [&](TSNode child, TSFieldId) {
+        if (sym(child) != Sym::FunctionDef && sym(child) != Sym::ClassDef) stack.push_back(child);
+        return true;
+      });
+      std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(first), stack.end());
+    }
+  }
+  // The keywords a call receives for `use_cache` and `past_key_values`: written in the
+  // call, or through a `**` splat of a dict the walk can read.
+  struct CacheKeywords {
+    std::optional<TSNode> use_cache;
+    std::optional<TSNode> past_key_values;
+    bool through_dict = false;
+    bool unread_splat = false;  // a splat whose keys are not all known
+  };
+  void note_cache_keyword(CacheKeywords& k, std::string_view name, TSNode value, bool from_dict) {
+    if (name == "use_cache") {
+      k.use_cache = unwrap_parens(value);
+      k.through_dict = from_dict;
+    } else if (name == "past_key_values") {
+      k.past_key_values = unwrap_parens(value);
+    }
+  }
+  // Keys of a dict literal or `dict(k=v)` call; false when `value` is neither.
+  bool read_dict_keys(TSNode value, CacheKeywords& k) {
+    value = unwrap_parens(value);
+    std::vector<std::pair<std::string, TSNode>> pairs;
+    if (sym(value) == Sym::Dictionary) {
+      for (uint32_t i = 0, n = ts_node_named_child_count(value); i < n; ++i) {
+        TSNode pair = ts_node_named_child(value, i);
+        if (sym(pair) != Sym::Pair) {
+          if (sym(pair) == Sym::DictionarySplat) k.unread_splat = true;
+          continue;
+        }
+        std::string key;
+        TSNode key_node = unwrap_parens(field(pair, g_.f_key));
+        if (sym(key_node) == Sym::String && decode_string(key_node, key))
+          pairs.emplace_back(std::move(key), field(pair, g_.f_value));
+      }
+    } else if (sym(value) == Sym::Call && text(field(value, g_.f_function)) == "dict") {
+      TSNode args = field(value, g_.f_arguments);
+      for (uint32_t i = 0, n = ts_node_is_null(args) ? 0 : ts_node_named_child_count(args); i < n; ++i) {
+        TSNode a = ts_node_named_child(args, i);
+        if (sym(a) == Sym::KeywordArgument)
+          pairs.emplace_back(std::string(text(field(a, g_.f_name))), field(a, g_.f_value));
+        else
+          k.unread_splat = true;  // dict(base, ...) or dict(**base)
+      }
+    } else {
+      return false;
+    }
+    for (const auto& [key, v] : pairs) note_cache_keyword(k, key, v, true);
+    return true;
+  }
+  // `**name` where `name` is a local dict: what the function put in it before `before`
+  // (`name = {...}`, `name = dict(...)`, `name.update({...})`, `name["use_cache"] = True`).
+  void read_local_dict(std::string_view name, uint32_t before, CacheKeywords& k) {
+    Frame* func = function_frame();
+    if (!func) {
+      k.unread_splat = true;
+      return;
+    }
+    bool base_known = false;
+    CacheKeywords local;
+    auto is_name = [&](TSNode n) { return sym(n) == Sym::Identifier && text(n) == name; };
+    walk_function_body(func->node, [&](TSNode n) {
+      if (ts_node_start_byte(n) >= before) return false;
+      const Sym s = sym(n);
+      if (s == Sym::Assignment) {
+        TSNode left = field(n, g_.f_left);
+        TSNode right = field(n, g_.f_right);
+        if (is_name(left)) {
+          local = CacheKeywords{};
+          base_known = read_dict_keys(right, local);
+        } else if (sym(left) == Sym::Subscript && is_name(field(left, g_.f_value))) {
+          std::string key;
+          TSNode key_node = unwrap_parens(field(left, g_.f_subscript));
+          if (sym(key_node) == Sym::String && decode_string(key_node, key))
+            note_cache_keyword(local, key, right, true);
+        }
+      } else if (s == Sym::Call) {
+        TSNode fn = field(n, g_.f_function);
+        if (sym(fn) == Sym::Attribute && is_name(field(fn, g_.f_object)) &&
+            text(field(fn, g_.f_attribute)) == "update") {
+          TSNode args = field(n, g_.f_arguments);
+          for (uint32_t i = 0, m = ts_node_is_null(args) ? 0 : ts_node_named_child_count(args); i < m; ++i) {
+            TSNode a = ts_node_named_child(args, i);
+            if (sym(a) == Sym::KeywordArgument)
+              note_cache_keyword(local, text(field(a, g_.f_name)), field(a, g_.f_value), true);
+            else if (!read_dict_keys(a, local))
+              local.unread_splat = true;
+          }
+        }
+      }
+      return true;
+    });
+    if (local.use_cache) {
+      k.use_cache = local.use_cache;
+      k.through_dict = true;
+    }
+    if (local.past_key_values) k.past_key_values = local.past_key_values;
+    if (!base_known || local.unread_splat) k.unread_splat = true;
+  }
+  CacheKeywords cache_keywords(TSNode call) {
+    CacheKeywords k;
+    TSNode args = field(call, g_.f_arguments);
+    std::vector<TSNode> children;
+    for (uint32_t i = 0, n = ts_node_named_child_count(args); i < n; ++i)
+      children.push_back(ts_node_named_child(args, i));
+    for (TSNode a : children) {
+      if (sym(a) == Sym::KeywordArgument) {
+        note_cache_keyword(k, text(field(a, g_.f_name)), field(a, g_.f_value), false);
+      } else if (sym(a) == Sym::DictionarySplat) {
+        TSNode value = unwrap_parens(named_child(a, 0));
+        if (sym(value) == Sym::Identifier)
+          read_local_dict(text(value), ts_node_start_byte(call), k);
+        else if (!read_dict_keys(value, k))
+          k.unread_splat = true;
+      }
+    }
+    return k;
+  }
+
+  // What the call's callee is rooted at (see ImplicitCacheSite::CalleeRoot).
+  void describe_callee(TSNode call, TSNode fn, facts::ImplicitCacheSite& site) {
+    std::vector<std::string> path;
+    TSNode n = fn;
+    while (sym(n) == Sym::Attribute) {
+      path.emplace_back(text(field(n, g_.f_attribute)));
+      n = field(n, g_.f_object);
+    }
+    std::reverse(path.begin(), path.end());
+    const std::string_view root = text(n);
+    site.callee_path = path;
+    if (root == "self") {
+      site.callee_root = facts::ImplicitCacheSite::CalleeRoot::Self;
+      return;
+    }
+    if (is_param(root)) {
+      site.callee_root = facts::ImplicitCacheSite::CalleeRoot::Parameter;
+      return;
+    }
+    Frame* func = function_frame();
+    if (!func) return;
+    std::optional<TSNode> bound;
+    for (const auto& [local, value] : func->local_values)
+      if (local == root && ts_node_start_byte(value) < ts_node_start_byte(call)) bound = value;
+    if (!bound) return;
+    TSNode value = unwrap_parens(*bound);
+    // `lm = self.language_model`: the callee is that attribute of self.
+    std::vector<std::string> prefix;
+    TSNode v = value;
+    while (sym(v) == Sym::Attribute) {
+      prefix.emplace_back(text(field(v, g_.f_attribute)));
+      v = field(v, g_.f_object);
+    }
+    if (sym(v) == Sym::Identifier && text(v) == "self" && !prefix.empty()) {
+      std::reverse(prefix.begin(), prefix.end());
+      prefix.insert(prefix.end(), path.begin(), path.end());
+      site.callee_root = facts::ImplicitCacheSite::CalleeRoot::Self;
+      site.callee_path = std::move(prefix);
+      return;
+    }
+    site.callee_root = facts::ImplicitCacheSite::CalleeRoot::Local;
+    site.callee_origin = make_expr(value);
+    if (sym(value) == Sym::Call) site.callee_origin_class = constructed_class(value);
+  }
+
+  // ---- how a call's cache is kept ---------------------------------------------------
+  using Kept = facts::ImplicitCacheSite::Kept;
+  static int kept_rank(Kept k) {  // the strongest way wins when a cache goes several ways
+    switch (k) {
+      case Kept::Stored:
+        return 5;
+      case Kept::Reused:
+        return 4;
+      case Kept::Returned:
+        return 3;
+      case Kept::Unknown:
+        return 2;
+      case Kept::UsedOnce:
+        return 1;
+      case Kept::Dropped:
+        return 0;
+    }
+    return 0;
+  }
+  struct KeptResult {
+    Kept kept = Kept::Dropped;
+    std::optional<Location> at;
+    void merge(Kept k, TSNode where, const FileWalker& w) {
+      if (kept_rank(k) <= kept_rank(kept)) return;
+      kept = k;
+      at = w.loc(where);
+    }
+    void merge(const KeptResult& other) {
+      if (kept_rank(other.kept) > kept_rank(kept)) *this = other;
+    }
+  };
+  bool inside_loop(TSNode node) const {
+    for (TSNode p = ts_node_parent(node); !ts_node_is_null(p); p = ts_node_parent(p)) {
+      const Sym s = sym(p);
+      if (s == Sym::ForStatement || s == Sym::WhileStatement) return true;
+      if (s == Sym::FunctionDef || s == Sym::ClassDef || s == Sym::Module) return false;
+    }
+    return false;
+  }
+  static bool names_cache(std::string_view name) {
+    const std::string l = lower(name);
+    return contains(l, "past") || contains(l, "cache") || contains(l, "kv");
+  }
+  // Where the value of `node` goes. `is_cache`: the value is the cache itself (an
+  // output's `.past_key_values`), not the whole output.
+  KeptResult follow_value(TSNode node, bool is_cache, int depth) {
+    KeptResult r;
+    if (depth > 4) {
+      r.kept = Kept::Unknown;
+      return r;
+    }
+    TSNode child = node;
+    for (TSNode parent = ts_node_parent(node); !ts_node_is_null(parent);
+         child = parent, parent = ts_node_parent(parent)) {
+      const Sym ps = sym(parent);
+      if (ps == Sym::ParenthesizedExpression || ps == Sym::ConditionalExpression ||
+          ps == Sym::BooleanOperator || ps == Sym::Await)
+        continue;
+      if (ps == Sym::Attribute) {
+        if (!ts_node_eq(field(parent, g_.f_object), child)) break;
+        if (!is_cache && text(field(parent, g_.f_attribute)) == "past_key_values") {
+          is_cache = true;
+          continue;
+        }
+        return r;  // `.logits`, `.last_hidden_state`, `cache.get_seq_length()`: read, not kept
+      }
+      if (ps == Sym::Subscript) {
+        if (!ts_node_eq(field(parent, g_.f_value), child)) break;
+        TSNode index = unwrap_parens(field(parent, g_.f_subscript));
+        std::string key;
+        const bool cache_key =
+            (sym(index) == Sym::String && decode_string(index, key) && key == "past_key_values") ||
+            (sym(index) == Sym::Integer && text(index) != "0") || sym(index) == Sym::UnaryOperator;
+        if (!is_cache && cache_key) {
+          is_cache = true;
+          continue;
+        }
+        return r;
+      }
+      if (ps == Sym::ExpressionStatement) return r;  // discarded
+      if (ps == Sym::ReturnStatement || ps == Sym::Yield) {
+        r.merge(Kept::Returned, parent, *this);
+        return r;
+      }
+      if (ps == Sym::Pair || is_container(ps)) {
+        // {"past_key_values": out.past_key_values}, (hidden, past): where the container goes.
+        if (ps == Sym::Pair && !ts_node_eq(field(parent, g_.f_value), child)) return r;
+        continue;
+      }
+      if (ps == Sym::Assignment) {
+        if (!ts_node_eq(field(parent, g_.f_right), child)) return r;
+        follow_targets(field(parent, g_.f_left), parent, is_cache, depth, r);
+        return r;
+      }
+      if (ps == Sym::KeywordArgument || ps == Sym::ArgumentList) {
+        TSNode arg_list = ps == Sym::KeywordArgument ? ts_node_parent(parent) : parent;
+        TSNode call = ts_node_parent(arg_list);
+        TSNode fn = field(call, g_.f_function);
+        const std::string_view keyword = ps == Sym::KeywordArgument ? text(field(parent, g_.f_name)) : "";
+        if (sym(fn) == Sym::Attribute && is_container_method(text(field(fn, g_.f_attribute)))) {
+          // self._d.update(...), session.update({...}), caches.append(out.past_key_values)
+          TSNode object = field(fn, g_.f_object);
+          if (rooted_at_self(object)) {
+            r.merge(Kept::Stored, call, *this);
+          } else if (sym(object) == Sym::Identifier) {
+            r.merge(follow_name(text(object), ts_node_end_byte(call), false, depth + 1));
+          } else {
+            r.merge(Kept::Unknown, call, *this);
+          }
+          return r;
+        }
+        if (is_cache && keyword == "past_key_values") {
+          r.merge(inside_loop(call) ? Kept::Reused : Kept::UsedOnce, call, *this);
+          return r;
+        }
+        r.merge(Kept::Unknown, call, *this);
+        return r;
+      }
+      break;
+    }
+    r.merge(Kept::Unknown, node, *this);
+    return r;
+  }
+  void follow_targets(TSNode left, TSNode assignment, bool is_cache, int depth, KeptResult& r) {
+    const Sym ls = sym(left);
+    if (ls == Sym::Attribute || ls == Sym::Subscript) {
+      TSNode holder = ls == Sym::Subscript ? field(left, g_.f_value) : left;
+      if (rooted_at_self(holder)) {
+        r.merge(Kept::Stored, assignment, *this);
+      } else {
+        TSNode root = holder;
+        while (sym(root) == Sym::Attribute || sym(root) == Sym::Subscript)
+          root = field(root, sym(root) == Sym::Attribute ? g_.f_object : g_.f_value);
+        if (sym(root) == Sym::Identifier)
+          r.merge(follow_name(text(root), ts_node_end_byte(assignment), false, depth + 1));
+        else
+          r.merge(Kept::Unknown, assignment, *this);
+      }
+      return;
+    }
+    if (ls == Sym::Identifier) {
+      r.merge(follow_name(text(left), ts_node_end_byte(assignment), is_cache, depth + 1));
+      return;
+    }
+    // `hidden, past = model(...)`: the elements after the first, or any named like a cache.
+    uint32_t index = 0;
+    for (uint32_t i = 0, n = ts_node_named_child_count(left); i < n; ++i) {
+      TSNode element = ts_node_named_child(left, i);
+      if (sym(element) != Sym::Identifier) {
+        ++index;
+        continue;
+      }
+      if (is_cache || index > 0 || names_cache(text(element)))
+        r.merge(follow_name(text(element), ts_node_end_byte(assignment), true, depth + 1));
+      ++index;
+    }
+  }
+  // Reads of a local bound at `after`: later ones, and any in a loop (the next step reads it).
+  KeptResult follow_name(std::string_view name, uint32_t after, bool is_cache, int depth) {
+    KeptResult r;
+    Frame* func = function_frame();
+    if (!func || depth > 4) {
+      r.kept = Kept::Unknown;
+      return r;
+    }
+    std::vector<TSNode> reads;
+    walk_function_body(func->node, [&](TSNode n) {
+      if (sym(n) == Sym::Identifier && text(n) == name) {
+        TSNode parent = ts_node_parent(n);
+        const bool is_target = sym(parent) == Sym::Assignment && ts_node_eq(field(parent, g_.f_left), n);
+        const bool is_keyword_name =
+            sym(parent) == Sym::KeywordArgument && ts_node_eq(field(parent, g_.f_name), n);
+        const bool is_attribute_name =
+            sym(parent) == Sym::Attribute && ts_node_eq(field(parent, g_.f_attribute), n);
+        if (!is_target && !is_keyword_name && !is_attribute_name &&
+            (ts_node_start_byte(n) >= after || inside_loop(n)))
+          reads.push_back(n);
+        return false;
+      }
+      return true;
+    });
+    for (TSNode read : reads) r.merge(follow_value(read, is_cache, depth));
+    return r;
+  }
+
   void on_implicit_candidate(TSNode call, TSNode fn) {
     // Constructing an object (`GenerationConfig(use_cache=True)`) or building
     // keyword sets takes use_cache as a setting; no forward pass runs.
@@ -1766,33 +2225,35 @@ class FileWalker {
       return;
     TSNode args = field(call, g_.f_arguments);
     if (ts_node_is_null(args) || sym(args) != Sym::ArgumentList) return;
-    bool use_cache_true = false, has_pkv = false, has_splat = false;
-    TSNode pkv{};
-    for_each_named_child(aux_, args, [&](TSNode a, TSFieldId) {
-      if (sym(a) == Sym::DictionarySplat) has_splat = true;
-      if (sym(a) != Sym::KeywordArgument) return true;
-      const std::string_view name = text(field(a, g_.f_name));
-      if (name == "use_cache") use_cache_true = sym(unwrap_parens(field(a, g_.f_value))) == Sym::True;
-      if (name == "past_key_values") {
-        has_pkv = true;
-        pkv = unwrap_parens(field(a, g_.f_value));
-      }
-      return true;
-    });
-    if (!use_cache_true) return;
+    const CacheKeywords k = cache_keywords(call);
+    if (!k.use_cache || sym(*k.use_cache) != Sym::True) return;
     facts::ImplicitCacheSite site;
     site.owner_class = owner_name();
     site.method = method_name();
     site.loc = loc(call);
     site.callee = strip_spaces(text(fn));
-    if (!has_pkv) {
-      if (has_splat) return;
+    site.through_kwargs_dict = k.through_dict;
+    describe_callee(call, fn, site);
+    {
+      const KeptResult kept = follow_value(call, false, 0);
+      site.kept = kept.kept;
+      site.kept_at = kept.at;
+    }
+    if (!k.past_key_values) {
+      if (k.unread_splat) return;
       site.reason = facts::ImplicitCacheSite::Reason::NoPastKeyValues;
       site.guards = current_guards();
       emit_implicit(std::move(site));
       return;
     }
+    TSNode pkv = *k.past_key_values;
     site.reason = facts::ImplicitCacheSite::Reason::PastKeyValuesStartsNone;
+    if (sym(pkv) == Sym::None) {
+      site.none_origin = loc(pkv);
+      site.guards = current_guards();
+      emit_implicit(std::move(site));
+      return;
+    }
     if (sym(pkv) == Sym::Identifier) {
       Frame* func = function_frame();
       if (!func) return;
@@ -1810,7 +2271,7 @@ class FileWalker {
       ClassState* cls = owner_state();
       if (!cls) return;
       site.guards = current_guards();
-      cls->pending_implicit.push_back({std::move(site), std::string(text(field(pkv, g_.f_attribute)))});
+      cls->pending_implicit.push_back({std::move(site), std::string(text(field(pkv, g_.f_attribute))), call});
     }
   }
   void emit_implicit(facts::ImplicitCacheSite site) {
@@ -2289,7 +2750,34 @@ class FileWalker {
     const std::string_view t = text(n);
     for (auto pos = t.find(".scope"); pos != std::string_view::npos; pos = t.find(".scope", pos + 1))
       if (pos + 6 >= t.size() || !is_ident_char(t[pos + 6])) return true;
-    return contains_word(t, vocab_.scope_enum);
+    return contains_word(t, vocab_.scope_enum) || compares_scope(n);
+  }
+  // A comparison of a name that says scope (`scope`, `spec_scope`, `kv.scope`) with an enum
+  // member (`Lifetime.REQUEST`) or a string (`"model"`), outside the protocol's own names.
+  bool compares_scope(TSNode n) const {
+    std::vector<TSNode> stack{n};
+    for (std::size_t visited = 0; !stack.empty() && ++visited < 256;) {
+      TSNode c = stack.back();
+      stack.pop_back();
+      if (sym(c) == Sym::ComparisonOperator) {
+        bool scope_side = false, value_side = false;
+        for (uint32_t i = 0, k = ts_node_named_child_count(c); i < k; ++i) {
+          TSNode side = unwrap_parens(ts_node_named_child(c, i));
+          const Sym ss = sym(side);
+          const std::string_view last = is_dotted(side) ? last_component(side) : std::string_view{};
+          if (!last.empty() && ends_with(lower(last), "scope")) scope_side = true;
+          const bool enum_member = ss == Sym::Attribute && is_dotted(side) && !last.empty() &&
+                                   std::all_of(last.begin(), last.end(), [](char ch) {
+                                     return (ch >= 'A' && ch <= 'Z') || ch == '_' || (ch >= '0' && ch <= '9');
+                                   });
+          if (ss == Sym::String || enum_member || ss == Sym::Tuple) value_side = true;
+        }
+        if (scope_side && value_side) return true;
+      }
+      for (uint32_t i = 0, k = ts_node_named_child_count(c); i < k; ++i)
+        stack.push_back(ts_node_named_child(c, i));
+    }
+    return false;
   }
   bool mentions_multiplicity(TSNode n) const {
     if (ts_node_is_null(n)) return false;
@@ -2342,6 +2830,17 @@ class FileWalker {
         const std::string_view op = text(field(node, g_.f_operator));
         hit = (op == "*" || op == "//" || op == "/") &&
               (reads_scope(field(node, g_.f_left)) || reads_scope(field(node, g_.f_right)));
+        break;
+      }
+      case Sym::GeneratorExpression:
+      case Sym::ListComprehension: {
+        // `sum(s.bytes_per_row * max_num_seqs for s in specs if s.scope != "model")`
+        bool filters_on_scope = false;
+        for (uint32_t i = 0, k = ts_node_named_child_count(node); i < k; ++i) {
+          TSNode c = ts_node_named_child(node, i);
+          if (ts_node_type(c) == std::string_view("if_clause") && reads_scope(c)) filters_on_scope = true;
+        }
+        hit = filters_on_scope && mentions_multiplicity(field(node, g_.f_body));
         break;
       }
       default:

@@ -182,4 +182,124 @@ RelatedLocation related(const facts::Location& loc, std::string message) {
   return RelatedLocation{loc, std::move(message)};
 }
 
+namespace {
+
+bool is_entry_method(std::string_view name) {
+  return name == "generate" || name == "forward";
+}
+
+// A name a model or a part of one goes by: `tts_model`, `AutoModelForCausalLM`, `talker`.
+bool model_like_word(std::string_view name) {
+  for (std::string_view word : {"model", "transformer", "decoder", "encoder", "backbone", "talker", "thinker",
+                                "llm", "causal", "generation"})
+    if (contains_ci(name, word)) return true;
+  return name.ends_with("lm") || name.ends_with("LM") || name.starts_with("lm") || name.starts_with("Auto");
+}
+
+// The rest of a callee path after something that may be a model: calling it, its
+// forward / generate, or a part named like a model (`self.tts.tts_model(...)`).
+bool reaches_entry(const std::vector<std::string>& rest) {
+  if (rest.empty() || is_entry_method(rest.back())) return true;
+  return std::any_of(rest.begin(), rest.end(), [](const std::string& r) { return model_like_word(r); });
+}
+
+bool takes_cache(const facts::MethodFact& method) {
+  return std::any_of(method.parameters.begin(), method.parameters.end(), [](const std::string& p) {
+    return p != "use_cache" && (contains_ci(p, "past") || contains_ci(p, "cache"));
+  });
+}
+
+const facts::MethodFact* find_method(const facts::Project& project, facts::ClassRef cls,
+                                     std::string_view name) {
+  std::vector<facts::ClassRef> lineage{cls};
+  for (facts::ClassRef a : project.ancestors(cls)) lineage.push_back(a);
+  for (facts::ClassRef c : lineage)
+    for (const auto& m : c.cls->methods)
+      if (m.name == name) return &m;
+  return nullptr;
+}
+
+bool path_is_model(const facts::Project& project, facts::ClassRef cls, std::vector<std::string> path,
+                   int depth);
+
+// A class outside the project, by its resolved name: one from transformers, or named like a model.
+bool external_class_is_model(std::string_view resolved) {
+  return resolved.starts_with("transformers.") || model_like_word(facts::simple_name(resolved));
+}
+
+bool attribute_is_model(const facts::Project& project, facts::ClassRef cls, const std::string& attribute,
+                        std::vector<std::string> rest, int depth) {
+  std::vector<facts::ClassRef> lineage{cls};
+  for (facts::ClassRef a : project.ancestors(cls)) lineage.push_back(a);
+  bool held = false;
+  for (const auto& file : project.files())
+    for (const auto& hop : file.hops) {
+      if (hop.attribute != attribute) continue;
+      facts::ClassRef holder = project.class_of(file, hop.owner_class);
+      if (std::find(lineage.begin(), lineage.end(), holder) == lineage.end()) continue;
+      held = true;
+      if (facts::ClassRef target = project.find_class(hop.target_class, &file)) {
+        if (path_is_model(project, target, rest, depth + 1)) return true;
+      } else if (external_class_is_model(hop.target_class)) {
+        return true;
+      }
+    }
+  if (held) return false;
+  auto assignments = project.attribute_assignments_of(cls, attribute);
+  if (assignments.empty()) return project.is_module(cls) != facts::Tristate::No && reaches_entry(rest);
+  for (const facts::AttributeAssignment* a : assignments) {
+    const facts::Expression& v = a->value;
+    if (v.literal != facts::LiteralKind::None || v.names.empty()) continue;  // `None`, `{}`, `[]`, literals
+    for (const auto& n : v.names)
+      if (facts::simple_name(n) == "from_pretrained" || facts::simple_name(n) == "from_config") return true;
+    if (reaches_entry(rest)) return true;  // a module handed in or built by a factory
+  }
+  return false;
+}
+
+bool path_is_model(const facts::Project& project, facts::ClassRef cls, std::vector<std::string> path,
+                   int depth) {
+  if (depth > 4) return false;
+  if (path.empty()) return project.is_module(cls) != facts::Tristate::No;  // calling it runs forward
+  const std::string head = path.front();
+  path.erase(path.begin());
+  if (const facts::MethodFact* m = find_method(project, cls, head))
+    return path.empty() && (head == "generate" || takes_cache(*m));
+  return attribute_is_model(project, cls, head, std::move(path), depth);
+}
+
+}  // namespace
+
+bool implicit_callee_is_model(const facts::Project& project, const facts::FileFacts& file,
+                              facts::ClassRef owner, const facts::ImplicitCacheSite& site) {
+  using Root = facts::ImplicitCacheSite::CalleeRoot;
+  const auto& path = site.callee_path;
+  switch (site.callee_root) {
+    case Root::Self:
+      return owner && path_is_model(project, owner, path, 0);
+    case Root::Local:
+      if (!site.callee_origin_class.empty()) {
+        if (facts::ClassRef target = project.find_class(site.callee_origin_class, &file))
+          return path_is_model(project, target, path, 1);
+        return external_class_is_model(site.callee_origin_class);
+      }
+      if (site.callee_origin)
+        for (const auto& n : site.callee_origin->names)
+          if (facts::simple_name(n) == "from_pretrained" || facts::simple_name(n) == "from_config")
+            return true;
+      return false;
+    case Root::Parameter:
+      return path.empty() || is_entry_method(path.back());
+    case Root::Other:
+      return false;
+  }
+  return false;
+}
+
+bool implicit_cache_is_kept(const facts::ImplicitCacheSite& site) {
+  using Kept = facts::ImplicitCacheSite::Kept;
+  if (!site.callee_path.empty() && site.callee_path.back() == "generate") return true;  // its own decode loop
+  return site.kept != Kept::Dropped && site.kept != Kept::UsedOnce;
+}
+
 }  // namespace kvlint::rules

@@ -68,4 +68,16 @@ std::string join_names(const std::vector<std::string>& names);
 
 RelatedLocation related(const facts::Location& loc, std::string message);
 
+// Whether an implicit-cache call can reach a transformers model: a submodule attribute
+// (`self.lm(...)`, a held project module, a class loaded from transformers), a
+// `from_pretrained` / `from_config` result, a method such as `generate` on one, or a method
+// of the class that takes a cache (`past_key_values`). Not any function with a `use_cache`
+// keyword: `self.memcache_get(key, use_cache=True)` in a plain class is not.
+bool implicit_callee_is_model(const facts::Project& project, const facts::FileFacts& file,
+                              facts::ClassRef owner, const facts::ImplicitCacheSite& site);
+// Whether the cache built behind the call outlives it: stored, reused across a loop's
+// steps, returned, passed on, or kept by `generate`'s own decode loop. A call whose cache
+// is dropped at once (or read by one more call and then dropped) is not.
+bool implicit_cache_is_kept(const facts::ImplicitCacheSite& site);
+
 }  // namespace kvlint::rules

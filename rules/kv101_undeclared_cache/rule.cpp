@@ -22,8 +22,12 @@ its own (and no base outside the project that could supply one) covers nothing.
 
 A cache that lives only for one call still counts: it is per-invocation memory that
 the engine's KV budget never saw. Caches the class builds only when its caller asks
-(the transformers `if use_cache and past_key_values is None:` pattern, handed back to
-the caller) belong to the caller and are reported by KV102 at the call that asks.
+(a branch on a cache argument -- the transformers `if use_cache and past_key_values is
+None:` pattern -- handed back to the caller) belong to the caller and are reported by
+KV102 at the call that asks. That holds only for callers outside the class: a helper
+(`_init_kv_cache(use_cache=True)`) that returns its cache to a method of its own class,
+which runs the decode loop with it, builds it for that class, and is reported here. A
+branch on any other argument (`if batch_size == 0: return None`) is not a caller asking.
 Module-level code has no owner class to declare on and is not reported, and neither
 are cache classes that build caches (`EncoderDecoderCache` building its two halves): that
 is the library's structure, and the outer cache's constructor is the site that counts.

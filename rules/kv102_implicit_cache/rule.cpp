@@ -12,14 +12,33 @@ namespace {
 
 constexpr RuleInfo kInfo{
     "KV102", "implicit-cache", Severity::Error,
-    "A call passes use_cache=True without a cache, so transformers builds one behind it, and no "
-    "declaration covers it.",
+    "A call to a transformers model passes use_cache=True without a cache, so transformers builds one "
+    "behind it, the cache is kept, and no declaration covers it.",
     R"doc(## What it does
-Reports a call that passes `use_cache=True` without `past_key_values` (or with a
-`past_key_values` variable that starts as `None`), so `transformers` builds a
-`DynamicCache` behind the call, when no `model_local_kv_specs()` declaration covers the
-calling class (own, inherited, or reached from a module that holds it -- the same
-coverage test as KV101).
+Reports a call to something that can be a `transformers` model that passes `use_cache=True`
+-- as a keyword or through a `**kwargs` dict (`kwargs.update({"use_cache": True})`,
+`**dict(use_cache=True)`, `**{"use_cache": True}`) -- without `past_key_values` (or with
+one that starts as `None`), so `transformers` builds a `DynamicCache` behind the call, and
+keeps that cache, when no `model_local_kv_specs()` declaration covers the calling class
+(own, inherited, or reached from a module that holds it -- the same coverage test as KV101).
+
+The callee must be able to be a model: a submodule attribute (`self.lm(...)`, a held project
+module, a class from transformers), a `from_pretrained` / `from_config` result, a method such
+as `generate` on one, or a method of the class that takes a cache. Any other function with a
+`use_cache` keyword (`self.memcache_get(key, use_cache=True)` in a plain class) is not.
+
+The cache must be kept: stored (on the instance, or in a dict stored there), reused across a
+loop's steps (`past = out.past_key_values` fed back as `past_key_values=past`), returned to
+the caller, or kept by `generate`'s own decode loop. A one-shot call whose cache is dropped at
+once (the result discarded, only its logits or hidden states read, or its cache read by one
+more call outside any loop, as in a warm-up) allocates only for that forward: it is reported
+at **info** severity with its own message ("dropped at once"), a hint to pass
+`use_cache=False`, not an error.
+
+A `past_key_values=self._cache` whose attribute is `None` only in `__init__` but is assigned
+before every call that passes it (`self._cache = bucket["cache"]`, in the method or in every
+caller within the class) is not an implicit cache: the explicit construction is the finding
+(KV101), once.
 
 Ownership follows retention. A transformers-style model that builds a cache only when
 its caller asks (`if use_cache and past_key_values is None: past_key_values =
@@ -104,6 +123,7 @@ class Check final : public Rule {
         facts::ClassRef owner = project.class_of(file, site.owner_class);
         if (!owner || !project.coverage(owner).empty()) continue;
         if (callee_declaration(project, owner, callee_attribute(site.callee))) continue;
+        if (!rules::implicit_callee_is_model(project, file, owner, site)) continue;
         out.push_back(make_finding(project, site));
       }
     }
@@ -123,14 +143,49 @@ class Check final : public Rule {
     } else {
       how = "with `use_cache=True` and no `past_key_values`";
     }
+    if (site.through_kwargs_dict) how += " (through a `**` keyword dict)";
     const std::string where = site.method.empty() ? site.owner_class : site.owner_class + "." + site.method;
+    if (!rules::implicit_cache_is_kept(site)) {
+      f.severity = Severity::Info;
+      const bool used_once = site.kept == facts::ImplicitCacheSite::Kept::UsedOnce && site.kept_at;
+      if (used_once)
+        f.related.push_back(rules::related(*site.kept_at, "its cache is read once here, then dropped"));
+      f.message = fmt::format(
+          "`{}` calls `{}` (line {}) {}, so transformers builds a `DynamicCache` for that forward, but the "
+          "cache is dropped at once{}: it lives only for the call; pass `use_cache=False` if it is not "
+          "needed",
+          where, site.callee, site.loc.line, how,
+          used_once ? fmt::format(" (after one more call, line {})", site.kept_at->line) : std::string());
+      return f;
+    }
+    const std::string kept = how_kept(site);
+    if (site.kept_at) f.related.push_back(rules::related(*site.kept_at, "the cache is kept here"));
     f.message = fmt::format(
-        "`{}` calls `{}` (line {}) {}, so transformers builds a `DynamicCache` behind the call, and no "
-        "`{}` declaration covers `{}`: declare that cache on `{}` or a module that holds it, or pass "
+        "`{}` calls `{}` (line {}) {}, so transformers builds a `DynamicCache` behind the call and {}, and "
+        "no `{}` declaration covers `{}`: declare that cache on `{}` or a module that holds it, or pass "
         "`use_cache=False`",
-        where, site.callee, site.loc.line, how, rules::declaration_name(project), site.owner_class,
+        where, site.callee, site.loc.line, how, kept, rules::declaration_name(project), site.owner_class,
         site.owner_class);
     return f;
+  }
+
+  static std::string how_kept(const facts::ImplicitCacheSite& site) {
+    using Kept = facts::ImplicitCacheSite::Kept;
+    const std::string line = site.kept_at ? fmt::format(" (line {})", site.kept_at->line) : std::string();
+    switch (site.kept) {
+      case Kept::Stored:
+        return "the cache is stored" + line;
+      case Kept::Reused:
+        return "the cache is reused across a loop's steps" + line;
+      case Kept::Returned:
+        return "the cache is returned to the caller" + line;
+      case Kept::Unknown:
+        return "the cache is passed on" + line;
+      case Kept::UsedOnce:
+      case Kept::Dropped:
+        break;
+    }
+    return "`generate` keeps the cache across its decode loop";
   }
 };
 

@@ -20,7 +20,8 @@ constexpr RuleInfo kInfo{
     R"doc(## What it does
 Reports a covered cache (a constructed cache object, or a `use_cache=True` call) that is
 built only under a condition on its owner's own state -- `if self.async_chunk:`, an early
-return on `self.streaming`, a method its class calls only under such a test -- while every
+return on `self.streaming`, a method its class calls only under such a test (a helper such as
+`_init_kv_cache` that returns the cache to the class's own decode loop included) -- while every
 declaration covering it returns its specs with no condition at all (no guard around the
 specs, no `return []` on any path).
 

@@ -12,13 +12,16 @@ namespace ss = spec_support;
 
 constexpr RuleInfo kInfo{
     "KV401", "max-model-len-bound", Severity::Warning,
-    "A declared capacity derived from max_model_len: no known model-local cache is bounded by it.",
+    "A declared capacity derived from max_model_len or the checkpoint's max_position_embeddings: no known "
+    "model-local cache is bounded by it.",
     R"doc(## What it does
 Warns when a spec's `physical_capacity_positions` reads a name containing `max_model_len`
-(`vllm_config.model_config.max_model_len`, `self.max_model_len`, `MAX_MODEL_LEN`), directly or
+(`vllm_config.model_config.max_model_len`, `self.max_model_len`, `MAX_MODEL_LEN`) or the
+checkpoint's `max_position_embeddings` -- the same bound under its transformers name
+(`self.config.max_position_embeddings`, a local config `cfg.max_position_embeddings`,
+`getattr(config, "max_position_embeddings")`) -- directly, through a local variable assigned
+from one earlier in the declaration (`positions = self.config.max_position_embeddings`), or
 through a module or class constant assigned from one (`CODEC_POSITIONS = DEFAULTS.max_model_len`).
-A capacity taken from a local variable assigned from `max_model_len` earlier in the method is not
-seen (the facts carry no local assignments).
 
 ## Why it matters
 The reference document: "**No cache is bounded by `max_model_len`.** Each has its own mechanism:
@@ -39,6 +42,9 @@ Fixed (MiMo-Audio's local transformer is bounded by its decode loop):
                     capacity_source="group_size + max(delay_pattern)",
 ```
 
+The checkpoint's `max_position_embeddings` is the model's positional limit, the transformers
+twin of `max_model_len`: a cache sized to it is the worst case, not what any cache holds.
+
 ## How to fix
 Find what really bounds the cache (the constructor's `max_cache_len`, the sliding window, the
 decode-loop trip count, the encoder frame limit) and read the capacity from that same value.
@@ -52,27 +58,54 @@ class Check final : public Rule {
       const auto* capacity = ss::field_value(*ref.spec, "physical_capacity_positions");
       if (!capacity) continue;
       const std::string& owner = ref.declaration->owner_class;
-      // Directly, or through a module/class constant assigned from it.
-      const facts::Constant* via = nullptr;
-      if (!ss::reads_name_containing(*capacity, "max_model_len")) {
+      // Directly, or through a local of the declaration or a module/class constant assigned from it.
+      std::string_view bound = engine_bound(*capacity);
+      const facts::Expression* via = nullptr;
+      std::string_view via_kind;
+      if (bound.empty()) {
         if (!ss::is_plain_name(*capacity)) continue;
         std::string dotted = ss::without_whitespace(capacity->text);
-        via = project.constant(*ref.file, owner, facts::simple_name(dotted));
-        if (!via || !ss::reads_name_containing(via->value, "max_model_len")) continue;
+        if (const facts::LocalAssignment* local = last_local(*ref.declaration, dotted, ref.spec->loc)) {
+          via = &local->value;
+          via_kind = "local";
+        } else if (const facts::Constant* c =
+                       project.constant(*ref.file, owner, facts::simple_name(dotted))) {
+          via = &c->value;
+          via_kind = "constant";
+        }
+        if (!via) continue;
+        bound = engine_bound(*via);
+        if (bound.empty()) continue;
       }
       facts::Location loc = ss::field_loc(*ref.spec, "physical_capacity_positions");
       Finding f = kvlint::make_finding(kInfo, loc, owner);
       f.message = fmt::format(
-          "`{}` declares the capacity of {} from `max_model_len` (`{}`, line {}): no model-local cache is "
-          "bounded by max_model_len; read the capacity from the cache's own bound (max_cache_len, sliding "
-          "window, decode-loop trip count, encoder frame limit)",
-          owner, ss::spec_label(*ref.spec),
-          via ? fmt::format("{} = {}", capacity->text, via->value.text) : capacity->text, loc.line);
+          "`{}` declares the capacity of {} from `{}` (`{}`, line {}): no model-local cache is bounded by "
+          "{}; read the capacity from the cache's own bound (max_cache_len, sliding window, decode-loop trip "
+          "count, encoder frame limit)",
+          owner, ss::spec_label(*ref.spec), bound,
+          via ? fmt::format("{} = {}", capacity->text, via->text) : capacity->text, loc.line, bound);
       f.related.push_back({ref.spec->loc, "the spec"});
-      if (via && via->value.loc.line)
-        f.related.push_back({via->value.loc, "constant assigned from max_model_len"});
+      if (via && via->loc.line)
+        f.related.push_back({via->loc, fmt::format("{} assigned from {}", via_kind, bound)});
       out.push_back(std::move(f));
     }
+  }
+
+ private:
+  // The engine-wide bound an expression reads, or empty.
+  static std::string_view engine_bound(const facts::Expression& e) {
+    for (std::string_view name : {"max_model_len", "max_position_embeddings"})
+      if (ss::reads_name_containing(e, name)) return name;
+    return {};
+  }
+  // The declaration's last assignment to `name` before the spec.
+  static const facts::LocalAssignment* last_local(const facts::Declaration& d, std::string_view name,
+                                                  const facts::Location& before) {
+    const facts::LocalAssignment* found = nullptr;
+    for (const auto& a : d.local_assignments)
+      if (a.name == name && (a.loc.line < before.line || before.line == 0)) found = &a;
+    return found;
   }
 };
 

@@ -78,6 +78,120 @@ TEST(FrontendImplicitCaches, PastKeyValuesThatStartsNone) {
   EXPECT_EQ(attr->none_origin->line, 3u);
 }
 
+const ImplicitCacheSite* implicit_at(const facts::FileFacts& f, uint32_t line) {
+  for (const auto& s : f.implicit_caches)
+    if (s.loc.line == line) return &s;
+  return nullptr;
+}
+
+TEST(FrontendImplicitCaches, UseCacheThroughKeywordDicts) {
+  const auto f = analyze(R"PY(class M:
+    def f(self, x, **kwargs):
+        init = self.tts.get_init_inputs()
+        init.update({"use_cache": True, "past_key_values": None})
+        self.model(**init)
+        self.model(x, **dict(use_cache=True))
+        self.model(x, **{"use_cache": True})
+        opts = {"use_cache": True}
+        self.model(x, **opts)
+        kwargs.update({"use_cache": True})
+        self.model(x, **kwargs)
+        off = dict(use_cache=True)
+        off["use_cache"] = False
+        self.model(x, **off)
+)PY");
+  std::vector<uint32_t> lines;
+  for (const auto& s : f.implicit_caches) lines.push_back(s.loc.line);
+  // Line 11: `kwargs` comes from the caller and may carry past_key_values.
+  EXPECT_EQ(lines, (std::vector<uint32_t>{5, 6, 7, 9}));
+  const ImplicitCacheSite* updated = implicit_at(f, 5);
+  ASSERT_NE(updated, nullptr);
+  EXPECT_TRUE(updated->through_kwargs_dict);
+  EXPECT_EQ(updated->reason, ImplicitCacheSite::Reason::PastKeyValuesStartsNone);
+}
+
+TEST(FrontendImplicitCaches, CalleeRootAndPath) {
+  const auto f = analyze(R"PY(from transformers import AutoModel
+class M:
+    def f(self, x, model):
+        self.memcache_get(x, use_cache=True)
+        self.tts.tts_model.generate(x, use_cache=True)
+        lm = self.language_model
+        lm(x, use_cache=True)
+        loaded = AutoModel.from_pretrained("p")
+        loaded.generate(x, use_cache=True)
+        model(x, use_cache=True)
+        helper(x, use_cache=True)
+)PY");
+  using Root = ImplicitCacheSite::CalleeRoot;
+  ASSERT_EQ(f.implicit_caches.size(), 6u);
+  EXPECT_EQ(implicit_at(f, 4)->callee_root, Root::Self);
+  EXPECT_EQ(implicit_at(f, 4)->callee_path, (std::vector<std::string>{"memcache_get"}));
+  EXPECT_EQ(implicit_at(f, 5)->callee_path, (std::vector<std::string>{"tts", "tts_model", "generate"}));
+  EXPECT_EQ(implicit_at(f, 7)->callee_root, Root::Self);
+  EXPECT_EQ(implicit_at(f, 7)->callee_path, (std::vector<std::string>{"language_model"}));
+  EXPECT_EQ(implicit_at(f, 9)->callee_root, Root::Local);
+  EXPECT_EQ(implicit_at(f, 9)->callee_origin_class, "transformers.AutoModel");
+  EXPECT_EQ(implicit_at(f, 10)->callee_root, Root::Parameter);
+  EXPECT_EQ(implicit_at(f, 11)->callee_root, Root::Other);
+}
+
+TEST(FrontendImplicitCaches, HowTheCacheIsKept) {
+  const auto f = analyze(R"PY(class M:
+    def f(self, x, rid):
+        self.lm(x, use_cache=True)
+        logits = self.lm(x, use_cache=True).logits
+        out = self.lm(x, use_cache=True)
+        self.past = out.past_key_values
+        hidden, past = self.lm(x, use_cache=True)
+        return hidden
+    def g(self, x, steps):
+        past = None
+        for _ in range(steps):
+            out = self.lm(x, past_key_values=past, use_cache=True)
+            past = out.past_key_values
+        pre = self.lm(x, use_cache=True)
+        self.lm(x, past_key_values=pre.past_key_values, use_cache=True)
+        state = {"step": 0}
+        res = self.lm(x, use_cache=True)
+        state.update({"past_key_values": res.past_key_values})
+        self.sessions[rid] = state
+        return self.lm(x, use_cache=True).past_key_values
+)PY");
+  using Kept = ImplicitCacheSite::Kept;
+  const std::vector<std::pair<uint32_t, Kept>> want{
+      {3, Kept::Dropped}, {4, Kept::Dropped},   {5, Kept::Stored},  {7, Kept::Dropped},
+      {12, Kept::Reused}, {14, Kept::UsedOnce}, {17, Kept::Stored}, {20, Kept::Returned}};
+  for (const auto& [line, kept] : want) {
+    const ImplicitCacheSite* s = implicit_at(f, line);
+    ASSERT_NE(s, nullptr) << line;
+    EXPECT_EQ(s->kept, kept) << "line " << line;
+  }
+}
+
+TEST(FrontendImplicitCaches, AttributeAssignedBeforeEveryCallIsNotImplicit) {
+  const auto f = analyze(R"PY(class G:
+    def __init__(self):
+        self._cache = None
+        self._past = None
+    def _prefill(self, inputs):
+        self.model(**inputs, past_key_values=self._cache, use_cache=True)
+    def start(self, bucket, inputs):
+        with torch.inference_mode():
+            self._cache = bucket["cache"]
+            self._prefill(inputs)
+    def restart(self, bucket, inputs):
+        self._cache = bucket["cache"]
+        if inputs:
+            self._prefill(inputs)
+    def step(self, x):
+        out = self.model(x, past_key_values=self._past, use_cache=True)
+        self._past = out.past_key_values
+)PY");
+  ASSERT_EQ(f.implicit_caches.size(), 1u);
+  EXPECT_EQ(f.implicit_caches[0].loc.line, 16u);
+}
+
 TEST(FrontendCaptures, ThreeKindsAndCapturedCalls) {
   const auto f = analyze(R"PY(import torch
 from torch.cuda import graph as cuda_graph

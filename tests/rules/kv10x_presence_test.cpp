@@ -174,6 +174,52 @@ TEST(KV102, SilentWhenTheHeldCalleeDeclaresItself) {
   EXPECT_EQ(lines_of(run_rule("KV102", {f})), std::vector<uint32_t>{31});
 }
 
+TEST(KV102, OneShotCallIsAnInfoHintKeptCacheAnError) {
+  using Kept = facts::ImplicitCacheSite::Kept;
+  auto f = file_facts(kFile);
+  f.classes.push_back(make_class(kFile, "Scorer", 3));
+  for (auto [line, kept] : {std::pair{10u, Kept::Dropped}, std::pair{11u, Kept::UsedOnce},
+                            std::pair{12u, Kept::Stored}, std::pair{13u, Kept::Reused}}) {
+    auto site = implicit_site(kFile, "Scorer", line);
+    site.kept = kept;
+    site.kept_at = at(kFile, line + 20);
+    f.implicit_caches.push_back(site);
+  }
+  auto generate = implicit_site(kFile, "Scorer", 14, "self.lm.generate");
+  generate.kept = Kept::Dropped;  // generate keeps it across its own decode loop
+  f.implicit_caches.push_back(generate);
+  auto out = run_rule("KV102", {f});
+  ASSERT_EQ(out.size(), 5u);
+  EXPECT_EQ(out[0].severity, Severity::Info);
+  EXPECT_TRUE(has(out[0].message, "dropped at once")) << out[0].message;
+  EXPECT_EQ(out[1].severity, Severity::Info);
+  EXPECT_TRUE(has(out[1].message, "after one more call, line 31")) << out[1].message;
+  EXPECT_EQ(out[2].severity, Severity::Error);
+  EXPECT_TRUE(has(out[2].message, "stored (line 32)")) << out[2].message;
+  EXPECT_EQ(out[3].severity, Severity::Error);
+  EXPECT_TRUE(has(out[3].message, "reused across a loop's steps")) << out[3].message;
+  EXPECT_EQ(out[4].severity, Severity::Error);
+}
+
+TEST(KV102, CalleeMustBeAbleToBeAModel) {
+  auto f = file_facts(kFile);
+  auto store = make_class(kFile, "FeatureStore", 3, {});
+  store.methods.push_back({"memcache_get", at(kFile, 5), {"key", "use_cache"}});
+  store.methods.push_back({"step", at(kFile, 7), {"x", "past_key_values", "use_cache"}});
+  f.classes.push_back(store);
+  f.classes.push_back(make_class(kFile, "MemcacheClient", 30, {}));
+  f.hops.push_back(hop(kFile, "FeatureStore", "client", "MemcacheClient", 4));
+  f.hops.push_back(hop(kFile, "FeatureStore", "talker", "transformers.AutoModelForCausalLM", 4));
+  f.implicit_caches.push_back(implicit_site(kFile, "FeatureStore", 10, "self.memcache_get"));
+  f.implicit_caches.push_back(implicit_site(kFile, "FeatureStore", 11, "self.client.get"));
+  f.implicit_caches.push_back(implicit_site(kFile, "FeatureStore", 12, "self.step"));
+  f.implicit_caches.push_back(implicit_site(kFile, "FeatureStore", 13, "self.talker.generate"));
+  auto helper = implicit_site(kFile, "FeatureStore", 14, "helper");
+  helper.callee_root = facts::ImplicitCacheSite::CalleeRoot::Other;
+  f.implicit_caches.push_back(helper);
+  EXPECT_EQ(lines_of(run_rule("KV102", {f})), (std::vector<uint32_t>{12, 13}));
+}
+
 // ---- KV103 ---------------------------------------------------------------
 
 facts::FileFacts graph_runner_project(std::vector<facts::SpecFact> model_specs) {

@@ -77,6 +77,17 @@ inline facts::ImplicitCacheSite implicit_site(const std::string& file, std::stri
   s.method = "forward";
   s.loc = at(file, line, 13);
   s.callee = std::move(callee);
+  // `self.a.b` as the front end records it: rooted at self, path ["a", "b"].
+  if (s.callee == "self" || s.callee.starts_with("self.")) {
+    s.callee_root = facts::ImplicitCacheSite::CalleeRoot::Self;
+    for (std::size_t start = 5; start < s.callee.size() + 1 && s.callee.size() > 4;) {
+      const std::size_t dot = s.callee.find('.', start);
+      s.callee_path.push_back(
+          s.callee.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+  }
   return s;
 }
 
