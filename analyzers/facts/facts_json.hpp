@@ -9,7 +9,9 @@
 namespace kvlint::facts {
 
 // Bump when the JSON layout changes, so stale per-file caches are ignored.
-inline constexpr int kFactsJsonVersion = 3;  // 2: attribute_assignments, constructions, declarations' local_assignments
+// 2: attribute_assignments, constructions, declarations' local_assignments.
+// 4: methods' calls and parameter_types, functions, constructions' factory and args, captured_writes_kv.
+inline constexpr int kFactsJsonVersion = 4;
 
 nlohmann::json to_json(const FileFacts& facts);
 // Throws nlohmann::json::exception (or std::invalid_argument for an unknown
