@@ -151,6 +151,9 @@ struct CaptureSite {
   std::string written;  // "torch.cuda.graph", "self.graph.capture_begin"
   std::vector<Guard> guards;
   std::vector<std::string> captured_calls;  // callees inside the capture body (`self.model`, `self.forward_step`)
+  // A call in the capture body passes `use_cache=True`: the captured code itself
+  // builds or extends a transformers cache.
+  bool captured_writes_kv = false;
 };
 
 // Rows driver of a spec as written, normalized from any configured spelling
@@ -263,6 +266,11 @@ struct Construction {
   std::string target_class;  // resolved dotted name, as OwnershipHop::target_class
   Location loc;              // the call
   std::vector<Guard> guards;  // innermost first
+  // The class method called (`capture` for `Graph.capture(self, buf)`); empty for `Cls(...)`.
+  std::string factory;
+  // The arguments, so rules can see what the constructor is told (`enabled=not enforce_eager`)
+  // and what a parameter receives (`self` for `model`). String literals are left out.
+  std::vector<Argument> args;
 };
 
 struct Constant {  // NAME = <literal> at module or class level
@@ -276,10 +284,28 @@ struct BaseClass {
   std::string resolved;  // "torch.nn.Module" (through imports); equal to written when not imported
 };
 
+// A call made in a function's body (nested functions included), so rules can
+// follow captured code into what it runs. Recorded for callees rooted at `self`,
+// `cls` or a parameter, bare names, and `Class.method`; any callee when the call
+// passes `use_cache=True`.
+struct CallFact {
+  std::string callee;      // as written: "self.decoder._decode_suffix", "model.step", "helper"
+  Location loc;            // the first such call (the first that writes KV, when one does)
+  bool writes_kv = false;  // some call to it passes `use_cache=True` or `past_key_values=self...`
+  // For a call into another object (`self.decoder.enable_graphs()`, `model.step()`): the
+  // conditions the first call runs under (if / else / early return / ternary, innermost
+  // first); empty when some call to it runs unconditionally.
+  std::vector<Guard> guards;
+};
+
 struct MethodFact {
   std::string name;
   Location loc;
   std::vector<std::string> parameters;  // without self
+  // Parallel to `parameters`: the class an annotation names, resolved through imports
+  // (`model: "Talker"`, `decoder: Decoder | None` -> "Decoder"); empty when none.
+  std::vector<std::string> parameter_types;
+  std::vector<CallFact> calls;
 };
 
 struct ClassFact {
@@ -313,6 +339,7 @@ struct FileFacts {
   std::string module_name;  // dotted module path relative to the project root when known ("pkg.models.decoder")
   std::vector<ImportFact> imports;
   std::vector<ClassFact> classes;
+  std::vector<MethodFact> functions;  // module-level functions
   std::vector<CacheSite> cache_sites;
   std::vector<ImplicitCacheSite> implicit_caches;
   std::vector<CaptureSite> captures;

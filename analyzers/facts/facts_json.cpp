@@ -137,6 +137,19 @@ struct Writer {
       a.push_back({{"keyword", arg.keyword}, {"position", arg.position}, {"value", expr(arg.value)}});
     return a;
   }
+  json method(const MethodFact& m) const {
+    json calls = json::array();
+    for (const auto& c : m.calls)
+      calls.push_back({{"callee", c.callee},
+                       {"loc", loc(c.loc)},
+                       {"writes_kv", c.writes_kv},
+                       {"guards", guards(c.guards)}});
+    return {{"name", m.name},
+            {"loc", loc(m.loc)},
+            {"parameters", m.parameters},
+            {"parameter_types", m.parameter_types},
+            {"calls", calls}};
+  }
   json guards(const std::vector<Guard>& list) const {
     json a = json::array();
     for (const auto& g : list)
@@ -176,6 +189,17 @@ struct Reader {
           {a.at("keyword").get<std::string>(), a.at("position").get<uint32_t>(), expr(a.at("value"))});
     return out;
   }
+  MethodFact method(const json& j) const {
+    MethodFact m;
+    m.name = j.at("name").get<std::string>();
+    m.loc = loc(j.at("loc"));
+    m.parameters = j.at("parameters").get<std::vector<std::string>>();
+    m.parameter_types = j.at("parameter_types").get<std::vector<std::string>>();
+    for (const auto& c : j.at("calls"))
+      m.calls.push_back({c.at("callee").get<std::string>(), loc(c.at("loc")), c.at("writes_kv").get<bool>(),
+                         guards(c.at("guards"))});
+    return m;
+  }
   std::vector<Guard> guards(const json& j) const {
     std::vector<Guard> out;
     for (const auto& g : j) {
@@ -210,10 +234,12 @@ json to_json(const FileFacts& f) {
     json bases = json::array();
     for (const auto& b : c.bases) bases.push_back({{"written", b.written}, {"resolved", b.resolved}});
     json methods = json::array();
-    for (const auto& m : c.methods)
-      methods.push_back({{"name", m.name}, {"loc", w.loc(m.loc)}, {"parameters", m.parameters}});
+    for (const auto& m : c.methods) methods.push_back(w.method(m));
     classes.push_back({{"name", c.name}, {"loc", w.loc(c.loc)}, {"bases", bases}, {"methods", methods}});
   }
+
+  json& functions = j["functions"] = json::array();
+  for (const auto& fn : f.functions) functions.push_back(w.method(fn));
 
   json& sites = j["cache_sites"] = json::array();
   for (const auto& s : f.cache_sites)
@@ -255,7 +281,8 @@ json to_json(const FileFacts& f) {
                         {"loc", w.loc(c.loc)},
                         {"written", c.written},
                         {"guards", w.guards(c.guards)},
-                        {"captured_calls", c.captured_calls}});
+                        {"captured_calls", c.captured_calls},
+                        {"captured_writes_kv", c.captured_writes_kv}});
 
   json& declarations = j["declarations"] = json::array();
   for (const auto& d : f.declarations) {
@@ -327,7 +354,9 @@ json to_json(const FileFacts& f) {
                              {"method", c.method},
                              {"target_class", c.target_class},
                              {"loc", w.loc(c.loc)},
-                             {"guards", w.guards(c.guards)}});
+                             {"guards", w.guards(c.guards)},
+                             {"factory", c.factory},
+                             {"args", w.args(c.args)}});
 
   json& suppressions = j["suppressions"] = json::array();
   for (const auto& s : f.suppressions)
@@ -360,11 +389,10 @@ FileFacts file_facts_from_json(const json& j) {
     cls.loc = r.loc(c.at("loc"));
     for (const auto& b : c.at("bases"))
       cls.bases.push_back({b.at("written").get<std::string>(), b.at("resolved").get<std::string>()});
-    for (const auto& m : c.at("methods"))
-      cls.methods.push_back({m.at("name").get<std::string>(), r.loc(m.at("loc")),
-                             m.at("parameters").get<std::vector<std::string>>()});
+    for (const auto& m : c.at("methods")) cls.methods.push_back(r.method(m));
     f.classes.push_back(std::move(cls));
   }
+  for (const auto& fn : j.at("functions")) f.functions.push_back(r.method(fn));
 
   for (const auto& s : j.at("cache_sites")) {
     CacheSite site;
@@ -411,6 +439,7 @@ FileFacts file_facts_from_json(const json& j) {
     site.written = c.at("written").get<std::string>();
     site.guards = r.guards(c.at("guards"));
     site.captured_calls = c.at("captured_calls").get<std::vector<std::string>>();
+    site.captured_writes_kv = c.at("captured_writes_kv").get<bool>();
     f.captures.push_back(std::move(site));
   }
 
@@ -472,7 +501,8 @@ FileFacts file_facts_from_json(const json& j) {
   for (const auto& c : j.at("constructions"))
     f.constructions.push_back({c.at("owner_class").get<std::string>(), c.at("method").get<std::string>(),
                                c.at("target_class").get<std::string>(), r.loc(c.at("loc")),
-                               r.guards(c.at("guards"))});
+                               r.guards(c.at("guards")), c.at("factory").get<std::string>(),
+                               r.args(c.at("args"))});
 
   for (const auto& s : j.at("suppressions"))
     f.suppressions.push_back({r.loc(s.at("loc")), s.at("file_level").get<bool>(),

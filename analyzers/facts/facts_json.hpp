@@ -9,8 +9,10 @@
 namespace kvlint::facts {
 
 // Bump when the JSON layout changes, so stale per-file caches are ignored.
-inline constexpr int kFactsJsonVersion = 4;  // 2: attribute_assignments, constructions, declarations'
-                                             // local_assignments; 4: implicit caches' callee and retention
+// 2: attribute_assignments, constructions, declarations' local_assignments.
+// 4: methods' calls and parameter_types, functions, constructions' factory and args, captured_writes_kv.
+// 5: implicit caches' callee and retention.
+inline constexpr int kFactsJsonVersion = 5;
 
 nlohmann::json to_json(const FileFacts& facts);
 // Throws nlohmann::json::exception (or std::invalid_argument for an unknown

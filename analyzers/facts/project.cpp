@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -12,6 +13,32 @@ namespace {
 // Ownership chains in real projects are short (runner -> model -> generator);
 // the bound keeps a pathological cycle of holders from exploding.
 constexpr int kMaxHolderDepth = 6;
+// Resolving an attribute's or parameter's class may go through callers' attributes and
+// parameters in turn; real chains are two or three links.
+constexpr int kMaxTypeDepth = 4;
+// Calls followed from a capture: capture -> wrapper method -> model step -> transformer.
+constexpr int kMaxCallDepth = 6;
+
+std::vector<std::string_view> split_dotted(std::string_view dotted) {
+  std::vector<std::string_view> parts;
+  while (true) {
+    const auto dot = dotted.find('.');
+    parts.push_back(dotted.substr(0, dot));
+    if (dot == std::string_view::npos) break;
+    dotted.remove_prefix(dot + 1);
+  }
+  return parts;
+}
+
+bool is_uppercase(std::string_view name) {
+  return !name.empty() && name.front() >= 'A' && name.front() <= 'Z';
+}
+
+std::optional<std::size_t> parameter_index(const MethodFact& method, std::string_view name) {
+  for (std::size_t i = 0; i < method.parameters.size(); ++i)
+    if (method.parameters[i] == name) return i;
+  return std::nullopt;
+}
 
 bool ends_with_component(std::string_view dotted, std::string_view suffix) {
   if (dotted == suffix) return true;
@@ -40,6 +67,9 @@ struct Project::Index {
   std::unordered_map<const ClassFact*, std::vector<const OwnershipHop*>> hops_from;
   std::unordered_map<const ClassFact*, std::vector<Holder>> holders_of;
   std::unordered_map<const ClassFact*, std::vector<ClassRef>> subclasses_of;  // transitive
+  std::unordered_map<const ClassFact*, std::vector<Built>> constructions;
+  std::deque<OwnershipHop> parameter_hops;  // stable addresses for Holder::hop
+  std::unordered_map<const ClassFact*, std::vector<Holder>> parameter_holders_of;
 };
 
 Project::Project(std::vector<FileFacts> files, Vocabulary vocabulary)
@@ -72,6 +102,22 @@ Project::Project(std::vector<FileFacts> files, Vocabulary vocabulary)
       ix.hops_from[holder.cls].push_back(&h);
       if (ClassRef target = find_class(h.target_class, &file))
         ix.holders_of[target.cls].push_back(Holder{holder, &h});
+    }
+    for (const auto& c : file.constructions)
+      if (ClassRef target = find_class(c.target_class, &file))
+        ix.constructions[target.cls].push_back(Built{&file, class_of(file, c.owner_class), &c});
+    for (const auto& a : file.attribute_assignments) {
+      if (a.value.names.size() != 1 || a.value.names.front() != a.value.text) continue;
+      const CodeRef code = code_at(file, a.owner_class, a.method);
+      if (!code) continue;
+      const auto index = parameter_index(*code.method, a.value.text);
+      if (!index || *index >= code.method->parameter_types.size()) continue;
+      const std::string& type = code.method->parameter_types[*index];
+      if (type.empty()) continue;
+      if (ClassRef target = find_class(type, &file)) {
+        ix.parameter_hops.push_back(OwnershipHop{a.owner_class, a.attribute, type, a.loc, false});
+        ix.parameter_holders_of[target.cls].push_back(Holder{code.cls, &ix.parameter_hops.back()});
+      }
     }
   }
   for (ClassRef c : classes_)
@@ -201,6 +247,11 @@ std::vector<Holder> Project::holders(ClassRef cls) const {
   return out;
 }
 
+std::vector<Holder> Project::parameter_holders(ClassRef cls) const {
+  auto it = index_->parameter_holders_of.find(cls.cls);
+  return it == index_->parameter_holders_of.end() ? std::vector<Holder>{} : it->second;
+}
+
 std::vector<Cover> Project::coverage(ClassRef cls) const {
   std::vector<Cover> out = inherited_declarations(cls);
   std::set<const ClassFact*> visited{cls.cls};
@@ -244,6 +295,16 @@ std::vector<ClassRef> Project::owned_closure(ClassRef cls) const {
       for (const OwnershipHop* hop : it->second)
         if (ClassRef t = find_class(hop->target_class, c.file); t && seen.insert(t.cls).second)
           out.push_back(t);
+    }
+    // Held without being built here: `self.decoder = decoder` with `decoder: Decoder`.
+    for (ClassRef c : with_bases) {
+      auto it = index_->attribute_assignments.find(c.cls);
+      if (it == index_->attribute_assignments.end()) continue;
+      for (const AttributeAssignment* a : it->second) {
+        if (a->value.names.size() != 1 || a->value.names.front() != a->value.text) continue;
+        if (ClassRef t = attribute_class(out[i], a->attribute); t && seen.insert(t.cls).second)
+          out.push_back(t);
+      }
     }
   }
   return out;
@@ -293,6 +354,312 @@ const Constant* Project::constant(const FileFacts& file, std::string_view owner_
     if (c.owner_class.empty()) module_level = &c;
   }
   return module_level;
+}
+
+// ---- following code ----------------------------------------------------------
+
+CodeRef Project::find_method(ClassRef cls, std::string_view name) const {
+  if (!cls) return {};
+  auto look = [&](ClassRef c) -> CodeRef {
+    for (const auto& m : c.cls->methods)
+      if (m.name == name) return CodeRef{c.file, c, &m};
+    return {};
+  };
+  if (CodeRef here = look(cls)) return here;
+  for (ClassRef a : ancestors(cls))
+    if (CodeRef there = look(a)) return there;
+  return {};
+}
+
+CodeRef Project::code_at(const FileFacts& file, std::string_view owner_class, std::string_view method) const {
+  if (owner_class.empty()) {
+    for (const auto& f : file.functions)
+      if (f.name == method) return CodeRef{&file, {}, &f};
+    return {};
+  }
+  ClassRef cls = class_of(file, owner_class);
+  if (!cls) return {};
+  for (const auto& m : cls.cls->methods)
+    if (m.name == method) return CodeRef{&file, cls, &m};
+  return {};
+}
+
+CodeRef Project::find_function(const FileFacts& from, std::string_view name) const {
+  for (const auto& f : from.functions)
+    if (f.name == name) return CodeRef{&from, {}, &f};
+  for (const auto& import : from.imports) {
+    if (import.local_name != name) continue;
+    const std::string_view target = import.target;
+    const std::string_view simple = simple_name(target);
+    std::string_view prefix = target.substr(0, target.size() - simple.size());
+    if (prefix.ends_with('.')) prefix.remove_suffix(1);
+    for (const auto& file : files_) {
+      if (!module_matches(file.module_name, prefix)) continue;
+      for (const auto& f : file.functions)
+        if (f.name == simple) return CodeRef{&file, {}, &f};
+    }
+  }
+  return {};
+}
+
+ClassRef Project::attribute_class(ClassRef cls, std::string_view attribute) const {
+  return attribute_class_at(cls, attribute, 0);
+}
+
+ClassRef Project::attribute_class_at(ClassRef cls, std::string_view attribute, int depth) const {
+  if (!cls || depth > kMaxTypeDepth) return {};
+  std::vector<ClassRef> chain{cls};
+  for (ClassRef a : ancestors(cls)) chain.push_back(a);
+  for (ClassRef c : chain) {
+    auto it = index_->hops_from.find(c.cls);
+    if (it == index_->hops_from.end()) continue;
+    for (const OwnershipHop* hop : it->second)
+      if (hop->attribute == attribute && !hop->in_container)
+        if (ClassRef target = find_class(hop->target_class, c.file)) return target;
+  }
+  // `self.decoder = decoder`: the class the parameter receives.
+  for (ClassRef c : chain) {
+    auto it = index_->attribute_assignments.find(c.cls);
+    if (it == index_->attribute_assignments.end()) continue;
+    for (const AttributeAssignment* a : it->second) {
+      if (a->attribute != attribute || a->value.literal != LiteralKind::None) continue;
+      if (a->value.names.size() != 1 || a->value.names.front() != a->value.text) continue;
+      CodeRef code = code_at(*c.file, c.cls->name, a->method);
+      if (!code || !parameter_index(*code.method, a->value.text)) continue;
+      if (ClassRef target = parameter_class_at(code, a->value.text, depth + 1)) return target;
+    }
+  }
+  return {};
+}
+
+ClassRef Project::parameter_class(CodeRef code, std::string_view parameter) const {
+  return parameter_class_at(code, parameter, 0);
+}
+
+ClassRef Project::parameter_class_at(CodeRef code, std::string_view parameter, int depth) const {
+  if (!code || depth > kMaxTypeDepth) return {};
+  const auto index = parameter_index(*code.method, parameter);
+  if (!index) return {};
+  if (*index < code.method->parameter_types.size() && !code.method->parameter_types[*index].empty())
+    if (ClassRef annotated = find_class(code.method->parameter_types[*index], code.file)) return annotated;
+  if (!code.cls) return {};
+  // What the in-project callers pass: `Cls(decoder=self.decoder)`, `Graph.capture(self, ...)`.
+  const bool is_init = code.method->name == "__init__";
+  for (const Built& b : constructions_of(code.cls)) {
+    const Construction& c = *b.construction;
+    if (is_init ? !c.factory.empty() : c.factory != code.method->name) continue;
+    const Argument* passed = nullptr;
+    for (const auto& a : c.args)
+      if (a.keyword == parameter || (a.keyword.empty() && a.position == *index)) passed = &a;
+    if (!passed) continue;
+    const std::string& text = passed->value.text;
+    if (text == "self" && b.by) return b.by;
+    if (text.starts_with("self.") && text.find('.', 5) == std::string::npos && b.by)
+      if (ClassRef held = attribute_class_at(b.by, std::string_view(text).substr(5), depth + 1)) return held;
+    if (CodeRef caller = code_at(*b.file, c.owner_class, c.method))
+      if (ClassRef forwarded = parameter_class_at(caller, text, depth + 1)) return forwarded;
+  }
+  return {};
+}
+
+ClassRef Project::receiver_class(CodeRef from, const std::vector<std::string_view>& parts) const {
+  if (parts.size() < 2 || !from) return {};
+  const std::string_view root = parts.front();
+  ClassRef type;
+  if (root == "self" || root == "cls")
+    type = from.cls;
+  else if (parameter_index(*from.method, root))
+    type = parameter_class(from, root);
+  else if (is_uppercase(root))
+    type = find_class(root, from.file);
+  for (std::size_t i = 1; type && i + 1 < parts.size(); ++i) type = attribute_class(type, parts[i]);
+  return type;
+}
+
+std::vector<CodeRef> Project::resolve_call(CodeRef from, std::string_view callee) const {
+  if (!from) return {};
+  const auto parts = split_dotted(callee);
+  auto called = [&](ClassRef module) -> std::vector<CodeRef> {
+    for (const char* entry : {"forward", "__call__"})
+      if (CodeRef m = find_method(module, entry)) return {m};
+    return {};
+  };
+  if (parts.size() == 1) {
+    if (parameter_index(*from.method, callee)) return called(parameter_class(from, callee));
+    if (CodeRef f = find_function(*from.file, callee)) return {f};
+    return {};
+  }
+  ClassRef type = receiver_class(from, parts);
+  if (!type) return {};
+  if (CodeRef m = find_method(type, parts.back())) return {m};
+  if (parts.front() == "cls" || is_uppercase(parts.front())) return {};
+  return called(attribute_class(type, parts.back()));
+}
+
+std::vector<KvWrite> Project::kv_writes_in(CodeRef code) const {
+  std::vector<KvWrite> out;
+  const std::string& name = code.method->name;
+  const std::string owner = code.cls ? code.cls.cls->name : std::string();
+  auto here = [&](const std::string& site_owner, const std::string& site_method) {
+    return site_owner == owner && site_method == name;
+  };
+  for (const auto& s : code.file->cache_sites)
+    if (here(s.owner_class, s.method) && !s.caller_requested) {
+      KvWrite w;
+      w.kind = KvWrite::Kind::BuildsCache;
+      w.cache_site = &s;
+      w.loc = s.loc;
+      out.push_back(std::move(w));
+    }
+  for (const auto& s : code.file->implicit_caches)
+    if (here(s.owner_class, s.method)) {
+      KvWrite w;
+      w.kind = KvWrite::Kind::ImplicitCache;
+      w.implicit = &s;
+      w.callee = s.callee;
+      w.loc = s.loc;
+      out.push_back(std::move(w));
+    }
+  for (const auto& call : code.method->calls) {
+    if (!call.writes_kv) continue;
+    const bool reported =
+        std::any_of(out.begin(), out.end(), [&](const KvWrite& w) { return w.loc == call.loc; });
+    if (reported) continue;
+    KvWrite w;
+    w.kind = KvWrite::Kind::WritesCache;
+    w.callee = call.callee;
+    w.loc = call.loc;
+    out.push_back(std::move(w));
+  }
+  for (auto& w : out) {
+    w.where = code;
+    w.holder = code.cls;
+  }
+  return out;
+}
+
+std::vector<KvWrite> Project::kv_reached_by(const FileFacts& file, const CaptureSite& capture) const {
+  std::vector<KvWrite> out;
+  const CodeRef at = code_at(file, capture.owner_class, capture.method);
+  const ClassRef owner = class_of(file, capture.owner_class);
+  // In the capture body itself.
+  for (const auto& s : file.cache_sites)
+    if (s.inside_graph_capture && !s.caller_requested && s.owner_class == capture.owner_class &&
+        s.method == capture.method && s.loc.line >= capture.loc.line) {
+      KvWrite w;
+      w.kind = KvWrite::Kind::BuildsCache;
+      w.where = at;
+      w.holder = owner;
+      w.cache_site = &s;
+      w.loc = s.loc;
+      out.push_back(std::move(w));
+    }
+  if (capture.captured_writes_kv) {
+    KvWrite w;
+    w.kind = KvWrite::Kind::WritesCache;
+    w.where = at;
+    w.holder = owner;
+    w.loc = capture.loc;
+    if (at)
+      for (const auto& call : at.method->calls)
+        if (call.writes_kv && call.loc.line >= capture.loc.line &&
+            std::find(capture.captured_calls.begin(), capture.captured_calls.end(), call.callee) !=
+                capture.captured_calls.end()) {
+          w.callee = call.callee;
+          w.loc = call.loc;
+          break;
+        }
+    out.push_back(std::move(w));
+  }
+  if (!at) return out;
+
+  struct Item {
+    CodeRef code;
+    std::size_t entry;  // index into capture.captured_calls
+    int depth;
+  };
+  std::deque<Item> queue;
+  std::set<const MethodFact*> visited{at.method};
+  for (std::size_t i = 0; i < capture.captured_calls.size(); ++i)
+    for (CodeRef target : resolve_call(at, capture.captured_calls[i])) queue.push_back({target, i, 1});
+  while (!queue.empty()) {
+    Item item = queue.front();
+    queue.pop_front();
+    if (!visited.insert(item.code.method).second) continue;
+    const std::string& entry = capture.captured_calls[item.entry];
+    const std::string_view root = split_dotted(entry).front();
+    const bool via_parameter = parameter_index(*at.method, root).has_value();
+    for (KvWrite& w : kv_writes_in(item.code)) {
+      w.entry = entry;
+      if (via_parameter) {
+        w.through_parameter = std::string(root);
+        w.parameter_class = parameter_class(at, root);
+      }
+      out.push_back(std::move(w));
+    }
+    if (item.depth >= kMaxCallDepth) continue;
+    for (const auto& call : item.code.method->calls)
+      for (CodeRef target : resolve_call(item.code, call.callee))
+        if (!visited.count(target.method)) queue.push_back({target, item.entry, item.depth + 1});
+  }
+  return out;
+}
+
+std::vector<Built> Project::constructions_of(ClassRef cls) const {
+  if (!cls) return {};
+  auto it = index_->constructions.find(cls.cls);
+  return it == index_->constructions.end() ? std::vector<Built>{} : it->second;
+}
+
+std::vector<Invocation> Project::invocations_of(ClassRef cls, std::string_view method) const {
+  std::vector<Invocation> out;
+  if (!cls) return out;
+  auto is_target = [&](ClassRef type) {
+    if (!type) return false;
+    if (type == cls) return true;
+    auto bases = ancestors(type);
+    return std::find(bases.begin(), bases.end(), cls) != bases.end();
+  };
+  const std::string suffix = "." + std::string(method);
+  auto scan = [&](CodeRef caller) {
+    for (const auto& call : caller.method->calls) {
+      if (!call.callee.ends_with(suffix)) continue;
+      const auto parts = split_dotted(call.callee);
+      if (parts.size() < 2 || parts.back() != method || parts.front() == "cls") continue;
+      if (parts.front() == "self" && parts.size() == 2) continue;  // the class calling itself
+      if (caller.cls == cls && parts.front() == "self") continue;
+      if (is_target(receiver_class(caller, parts))) out.push_back(Invocation{caller, &call});
+    }
+  };
+  for (ClassRef c : classes_)
+    for (const auto& m : c.cls->methods) scan(CodeRef{c.file, c, &m});
+  for (const auto& file : files_)
+    for (const auto& f : file.functions) scan(CodeRef{&file, {}, &f});
+  return out;
+}
+
+std::vector<std::string> Project::self_callers(ClassRef cls, std::string_view method) const {
+  std::vector<std::string> out{std::string(method)};
+  if (!cls) return out;
+  std::vector<ClassRef> chain{cls};
+  for (ClassRef a : ancestors(cls)) chain.push_back(a);
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (ClassRef c : chain)
+      for (const auto& m : c.cls->methods) {
+        if (std::find(out.begin(), out.end(), m.name) != out.end()) continue;
+        const bool calls_one = std::any_of(m.calls.begin(), m.calls.end(), [&](const CallFact& call) {
+          const auto parts = split_dotted(call.callee);
+          return parts.size() == 2 && parts.front() == "self" &&
+                 std::find(out.begin(), out.end(), parts.back()) != out.end();
+        });
+        if (calls_one) {
+          out.push_back(m.name);
+          grew = true;
+        }
+      }
+  }
+  return out;
 }
 
 bool Project::is_cache_class(ClassRef cls) const {

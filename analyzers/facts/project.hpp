@@ -43,6 +43,50 @@ struct Holder {
   const OwnershipHop* hop = nullptr;
 };
 
+// A method of a project class, or a module-level function (`cls` empty).
+struct CodeRef {
+  const FileFacts* file = nullptr;
+  ClassRef cls;  // the class that defines the method (the receiver's class or an ancestor)
+  const MethodFact* method = nullptr;
+  explicit operator bool() const { return method != nullptr; }
+  bool operator==(const CodeRef& o) const { return method == o.method; }
+};
+
+// `Cls(...)` / `Cls.factory(...)` somewhere in the project, with the class that runs it.
+struct Built {
+  const FileFacts* file = nullptr;
+  ClassRef by;  // empty for a module-level function
+  const Construction* construction = nullptr;
+};
+
+// A call from another class into a method of a held object (`self.decoder.enable_graphs()`
+// where `self.decoder` holds the class): who switches that object's behaviour on.
+struct Invocation {
+  CodeRef caller;
+  const CallFact* call = nullptr;
+};
+
+// Code that writes attention KV, reached from some entry point.
+struct KvWrite {
+  enum class Kind {
+    BuildsCache,    // constructs a cache object (not one built only when its caller asks)
+    ImplicitCache,  // calls a model with `use_cache=True` and no cache: transformers builds one
+    WritesCache,    // a call that passes `use_cache=True` or a cache the object keeps
+  };
+  Kind kind = Kind::BuildsCache;
+  CodeRef where;    // the method it sits in (empty `method` for code directly in a capture body)
+  ClassRef holder;  // the class whose code it is
+  Location loc;
+  const CacheSite* cache_site = nullptr;        // BuildsCache
+  const ImplicitCacheSite* implicit = nullptr;  // ImplicitCache
+  std::string callee;                           // ImplicitCache / WritesCache: the call as written
+  std::string entry;  // the captured call it was reached through ("model.step"); empty when direct
+  // The entry call's receiver was a parameter of the capturing function (`model` in
+  // `Graph.capture(cls, model, ...)`), resolved to this class.
+  std::string through_parameter;
+  ClassRef parameter_class;
+};
+
 class Project {
  public:
   Project(std::vector<FileFacts> files, Vocabulary vocabulary);
@@ -72,11 +116,16 @@ class Project {
   // Classes that hold an instance of `cls` (self.x = Cls(...)) directly, then their
   // subclasses (which inherit the hop).
   std::vector<Holder> holders(ClassRef cls) const;
+  // Classes that keep an instance of `cls` they were handed: `self.decoder = decoder`
+  // with `decoder: Decoder` annotated. The hop is synthesized from that assignment.
+  // Not part of holders() or coverage(): the holder did not build it.
+  std::vector<Holder> parameter_holders(ClassRef cls) const;
   // Every declaration covering `cls`: own, inherited, forwarded by a holder
   // through the hop's attribute, or declared by a holder (transitively, bounded).
   std::vector<Cover> coverage(ClassRef cls) const;
 
-  // Classes reached from `cls` through ownership hops, transitively, `cls` included.
+  // Classes reached from `cls` through ownership hops, or attributes set from a parameter
+  // whose class is known (`self.decoder = decoder`), transitively, `cls` included.
   std::vector<ClassRef> owned_closure(ClassRef cls) const;
   // Sites whose owner class is `cls` or one of its ancestors.
   std::vector<const CacheSite*> cache_sites_of(ClassRef cls) const;
@@ -91,6 +140,31 @@ class Project {
   const Constant* constant(const FileFacts& file, std::string_view owner_class,
                            std::string_view name) const;
 
+  // ---- following code (calls, attributes and parameters resolved to project classes) ----
+  // `name` on the class or its nearest ancestor that defines it.
+  CodeRef find_method(ClassRef cls, std::string_view name) const;
+  // The function or method a capture / cache site sits in (`owner_class` empty: a module-level function).
+  CodeRef code_at(const FileFacts& file, std::string_view owner_class, std::string_view method) const;
+  // The class an attribute holds: `self.x = Cls(...)` (a hop), or `self.x = param` where the
+  // parameter's class is known (annotation, or what the callers pass). Bases included.
+  ClassRef attribute_class(ClassRef cls, std::string_view attribute) const;
+  // The class a parameter receives: its annotation, else what every in-project call site
+  // passes (`Graph.capture(self, ...)` from class T gives T; `self.x` gives that attribute's class).
+  ClassRef parameter_class(CodeRef code, std::string_view parameter) const;
+  // The functions a call written in `from` may run: `self.m`, `self.a.b.m`, `param.m`,
+  // `Cls.m`, a module-level function, or a held module called directly (its forward / __call__).
+  std::vector<CodeRef> resolve_call(CodeRef from, std::string_view callee) const;
+  // Every KV write reached from a capture: in its body, then through the captured calls,
+  // followed into the project's methods and functions (bounded depth).
+  std::vector<KvWrite> kv_reached_by(const FileFacts& file, const CaptureSite& capture) const;
+  // Every place that constructs `cls` (or calls one of its class methods), in file order.
+  std::vector<Built> constructions_of(ClassRef cls) const;
+  // Calls from outside `cls` into its method `method` through an attribute that holds it.
+  std::vector<Invocation> invocations_of(ClassRef cls, std::string_view method) const;
+  // Methods of `cls` (bases included) from which `method` is reached through `self.` calls,
+  // `method` itself included.
+  std::vector<std::string> self_callers(ClassRef cls, std::string_view method) const;
+
   // Whether the class is itself a cache class (a vocabulary cache class, or one
   // deriving from one or from transformers' `Cache`): caches that build caches
   // (EncoderDecoderCache's halves) are the library's structure, not a model's allocation.
@@ -101,6 +175,12 @@ class Project {
 
  private:
   struct Index;
+  ClassRef attribute_class_at(ClassRef cls, std::string_view attribute, int depth) const;
+  ClassRef parameter_class_at(CodeRef code, std::string_view parameter, int depth) const;
+  // The class of the object `parts[0..n-1)` names in `from` (`self.a.b`, `param`, `Cls`).
+  ClassRef receiver_class(CodeRef from, const std::vector<std::string_view>& parts) const;
+  CodeRef find_function(const FileFacts& from, std::string_view name) const;
+  std::vector<KvWrite> kv_writes_in(CodeRef code) const;
   std::vector<FileFacts> files_;
   Vocabulary vocabulary_;
   std::vector<ClassRef> classes_;

@@ -13,6 +13,7 @@
 #include <tree_sitter/api.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <deque>
 #include <optional>
@@ -140,7 +141,7 @@ struct Grammar {
   std::vector<Sym> by_symbol;
   TSFieldId f_alias, f_alternative, f_arguments, f_attribute, f_body, f_condition, f_consequence,
       f_definition, f_function, f_left, f_module_name, f_name, f_object, f_operator, f_parameters, f_right,
-      f_subject, f_subscript, f_superclasses, f_value, f_key, f_argument;
+      f_subject, f_subscript, f_superclasses, f_value, f_key, f_argument, f_type;
 
   Grammar() {
     static constexpr std::pair<const char*, Sym> kNames[] = {
@@ -251,6 +252,7 @@ struct Grammar {
     f_value = field("value");
     f_key = field("key");
     f_argument = field("argument");
+    f_type = field("type");
   }
   Sym sym(TSNode node) const {
     if (ts_node_is_null(node)) return Sym::Other;
@@ -437,6 +439,10 @@ struct Frame {
   int32_t class_state = -1;  // owner class (for a function: the class of its method)
   std::string_view method;   // the class's method this frame sits in; the function itself at module level
   int32_t params_index = -1;
+  // The MethodFact this frame's calls go to: an index into its class's methods, or
+  // into FileFacts::functions when `method_in_class` is false; -1 for a class frame.
+  int32_t method_fact = -1;
+  bool method_in_class = false;
   bool is_declaration = false;  // inside the declaration method
   TSNode module_walk_call{};    // a .named_modules() / .modules() call in this function
   bool has_module_walk = false;
@@ -463,6 +469,7 @@ struct Open {
 constexpr std::size_t kMaxParseProblems = 20;
 constexpr std::size_t kMaxNames = 64;
 constexpr std::size_t kMaxNameWalkNodes = 4096;
+constexpr std::size_t kMaxCallsPerFunction = 256;
 
 struct SvHash {
   using is_transparent = void;
@@ -484,6 +491,7 @@ class FileWalker {
         aux_(root),
         sub_(root) {
     has_use_cache_ = contains(src_, "use_cache");
+    has_past_key_values_ = contains(src_, "past_key_values");
     has_capacity_source_ = contains(src_, "capacity_source");
     has_scope_ = contains(src_, "scope");
   }
@@ -1198,10 +1206,14 @@ class FileWalker {
     }
     // Parameters, without a method's leading self / cls.
     std::vector<std::string_view> params;
+    std::vector<std::string> param_types;
     TSNode plist = field(node, g_.f_parameters);
     if (!ts_node_is_null(plist)) {
       for_each_named_child(aux_, plist, [&](TSNode p, TSFieldId) {
         std::string_view name;
+        std::string type;
+        if (sym(p) == Sym::TypedParameter || sym(p) == Sym::TypedDefaultParameter)
+          type = annotated_class(field(p, g_.f_type));
         switch (sym(p)) {
           case Sym::Identifier:
             name = text(p);
@@ -1223,22 +1235,38 @@ class FileWalker {
           default:
             break;
         }
-        if (!name.empty()) params.push_back(name);
+        if (!name.empty()) {
+          params.push_back(name);
+          param_types.push_back(std::move(type));
+        }
         return true;
       });
     }
-    if (is_method && !params.empty() && (params.front() == "self" || params.front() == "cls"))
+    if (is_method && !params.empty() && (params.front() == "self" || params.front() == "cls")) {
       params.erase(params.begin());
+      param_types.erase(param_types.begin());
+    }
     f.params_index = static_cast<int32_t>(params_.size());
     params_.push_back(params);
-    if (is_method) {
-      classes_[static_cast<std::size_t>(parent->class_state)]->method_nodes.emplace(f.name, node);
+    if (is_method) classes_[static_cast<std::size_t>(parent->class_state)]->method_nodes.emplace(f.name, node);
+    if (parent && !is_method) {  // a nested function: its calls belong to the enclosing method
+      f.method_fact = parent->method_fact;
+      f.method_in_class = parent->method_in_class;
+    }
+    if (is_method || !parent) {
       facts::MethodFact m;
       m.name = std::string(f.name);
       m.loc = loc(node);
       for (auto p : params) m.parameters.emplace_back(p);
-      out_.classes[class_fact_index_[static_cast<std::size_t>(parent->class_state)]].methods.push_back(
-          std::move(m));
+      m.parameter_types = std::move(param_types);
+      std::vector<facts::MethodFact>& list =
+          is_method ? out_.classes[class_fact_index_[static_cast<std::size_t>(parent->class_state)]].methods
+                    : out_.functions;
+      f.method_fact = static_cast<int32_t>(list.size());
+      f.method_in_class = is_method;
+      list.push_back(std::move(m));
+    }
+    if (is_method) {
       if (f.is_declaration) {
         ClassState& cls = *classes_[static_cast<std::size_t>(parent->class_state)];
         facts::Declaration d;
@@ -1369,12 +1397,16 @@ class FileWalker {
     const bool dotted = is_dotted(fn);
     const std::string_view simple = dotted ? last_component(fn) : std::string_view{};
 
+    const bool writes_kv = (has_use_cache_ || has_past_key_values_) && writes_kv_call(call);
     if (!captures_open_.empty() && dotted) {
-      auto& calls = out_.captures[captures_open_.back()].captured_calls;
+      auto& capture = out_.captures[captures_open_.back()];
+      auto& calls = capture.captured_calls;
       std::string callee = strip_spaces(text(fn));
       if (std::find(calls.begin(), calls.end(), callee) == calls.end()) calls.push_back(std::move(callee));
+      capture.captured_writes_kv = capture.captured_writes_kv || writes_kv;
     }
     if (!dotted) return;
+    record_call(call, fn, writes_kv);
 
     Frame* func = function_frame();
     if (fs == Sym::Attribute && func && (simple == "named_modules" || simple == "modules")) {
@@ -1406,6 +1438,134 @@ class FileWalker {
     if (func) on_construction(call);
   }
 
+  // The MethodFact of the function whose body is being walked, or nullptr.
+  facts::MethodFact* current_method_fact() {
+    Frame* f = function_frame();
+    if (!f || f->method_fact < 0) return nullptr;
+    const auto index = static_cast<std::size_t>(f->method_fact);
+    if (!f->method_in_class) return index < out_.functions.size() ? &out_.functions[index] : nullptr;
+    if (f->class_state < 0) return nullptr;
+    auto& methods = out_.classes[class_fact_index_[static_cast<std::size_t>(f->class_state)]].methods;
+    return index < methods.size() ? &methods[index] : nullptr;
+  }
+  static bool is_builtin_function(std::string_view name) {
+    static constexpr std::array<std::string_view, 40> kBuiltins{
+        "abs",        "all",        "any",    "bool",    "callable", "dict",  "divmod",   "enumerate",
+        "filter",     "float",      "format", "getattr", "hasattr",  "hash",  "id",       "int",
+        "isinstance", "issubclass", "iter",   "len",     "list",     "map",   "max",      "min",
+        "next",       "object",     "open",   "print",   "range",    "repr",  "reversed", "round",
+        "set",        "setattr",    "sorted", "str",     "sum",      "super", "tuple",    "zip"};
+    return std::find(kBuiltins.begin(), kBuiltins.end(), name) != kBuiltins.end();
+  }
+  // The call writes attention KV: it passes `use_cache=True` (transformers builds or
+  // extends a cache), or hands over a cache the object keeps (`past_key_values=self._cache`).
+  bool writes_kv_call(TSNode call) {
+    TSNode args = field(call, g_.f_arguments);
+    if (ts_node_is_null(args) || sym(args) != Sym::ArgumentList) return false;
+    bool found = false;
+    for_each_named_child(aux_, args, [&](TSNode a, TSFieldId) {
+      if (sym(a) != Sym::KeywordArgument) return true;
+      const std::string_view name = text(field(a, g_.f_name));
+      TSNode value = unwrap_parens(field(a, g_.f_value));
+      if (name == "use_cache") found = sym(value) == Sym::True;
+      if (name == "past_key_values") found = sym(value) != Sym::Identifier && rooted_at_self(value);
+      return !found;
+    });
+    return found;
+  }
+  // A call in a function body, kept when rules could follow it: rooted at self, cls or a
+  // parameter, a bare function name, `Class.method`; or any call that writes KV.
+  void record_call(TSNode call, TSNode fn, bool writes_kv) {
+    facts::MethodFact* method = current_method_fact();
+    if (!method) return;
+    const std::string callee = strip_spaces(text(fn));
+    const std::string_view root = std::string_view(callee).substr(0, callee.find('.'));
+    const bool bare = root.size() == callee.size();
+    const bool followable = root == "self" || root == "cls" || is_param(root) ||
+                            (bare && !is_uppercase_name(root) && !is_builtin_function(root)) ||
+                            (!bare && is_uppercase_name(root));
+    if (!followable && !writes_kv) return;
+    // Calls into another object keep their conditions: a holder may switch a held
+    // object's behaviour on only under a gate (`self.decoder.enable_graphs()`).
+    const bool into_object =
+        (root == "self" && std::count(callee.begin(), callee.end(), '.') >= 2) || (!bare && is_param(root));
+    for (auto& existing : method->calls) {
+      if (existing.callee != callee) continue;
+      if (writes_kv && !existing.writes_kv) {
+        existing.writes_kv = true;
+        existing.loc = loc(call);
+      }
+      if (into_object && !existing.guards.empty() && active_guard_refs(true).empty()) existing.guards.clear();
+      return;
+    }
+    if (method->calls.size() >= kMaxCallsPerFunction) return;
+    facts::CallFact fact{callee, loc(call), writes_kv, {}};
+    if (into_object)
+      for (const auto& ref : active_guard_refs(true)) fact.guards.push_back(materialize(ref));
+    method->calls.push_back(std::move(fact));
+  }
+  // The class a parameter annotation names: `Decoder`, `"Talker"`, `Decoder | None`,
+  // `Optional[mod.Decoder]`; empty when it names none (builtins, containers, `Any`).
+  std::string annotated_class(TSNode type) {
+    std::vector<TSNode> stack{type};
+    std::size_t visited = 0;
+    while (!stack.empty() && ++visited < 64) {
+      TSNode n = stack.back();
+      stack.pop_back();
+      if (ts_node_is_null(n)) continue;
+      switch (sym(n)) {
+        case Sym::Identifier:
+        case Sym::Attribute: {
+          if (!is_dotted(n)) continue;
+          const std::string name = strip_spaces(text(n));
+          const std::string_view simple = facts::simple_name(name);
+          if (is_uppercase_name(simple) && simple != "Optional" && simple != "Union" && simple != "Any" &&
+              simple != "None")
+            return resolve(name);
+          continue;
+        }
+        case Sym::String: {
+          // A forward reference: `"Talker"`, `"Decoder | None"`, `"Optional[mod.Decoder]"`.
+          std::string value;
+          if (!decode_string(n, value)) continue;
+          std::string_view rest = value;
+          while (!rest.empty()) {
+            std::size_t begin = 0;
+            while (begin < rest.size() && !is_ident_char(rest[begin])) ++begin;
+            std::size_t end = begin;
+            while (end < rest.size() && (is_ident_char(rest[end]) || rest[end] == '.')) ++end;
+            const std::string_view name = rest.substr(begin, end - begin);
+            const std::string_view simple = facts::simple_name(name);
+            if (simple == "list" || simple == "dict" || simple == "tuple" || simple == "set" ||
+                simple == "List" || simple == "Dict" || simple == "Tuple" || simple == "Set" ||
+                simple == "Sequence" || simple == "Iterable")
+              break;  // a container of them is not one
+            if (is_uppercase_name(simple) && simple != "Optional" && simple != "Union" && simple != "Any" &&
+                simple != "None")
+              return resolve(name);
+            rest.remove_prefix(end);
+          }
+          continue;
+        }
+        case Sym::Subscript: {
+          // `Optional[X]` / `Union[X, None]` name X; any other generic names a container.
+          const std::string_view head = facts::simple_name(strip_spaces(text(field(n, g_.f_value))));
+          if (head != "Optional" && head != "Union") continue;
+          break;
+        }
+        default:
+          break;
+      }
+      const std::size_t first = stack.size();
+      for_each_named_child(sub_, n, [&](TSNode child, TSFieldId fid) {
+        if (sym(n) != Sym::Subscript || fid != g_.f_value) stack.push_back(child);
+        return true;
+      });
+      std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(first), stack.end());
+    }
+    return {};
+  }
+
   void on_construction(TSNode call) {
     std::string target = constructed_class(call);
     if (target.empty()) return;
@@ -1415,6 +1575,11 @@ class FileWalker {
     c.target_class = std::move(target);
     c.loc = loc(call);
     c.guards = current_guards();
+    if (TSNode fn = field(call, g_.f_function);
+        sym(fn) == Sym::Attribute && !is_uppercase_name(last_component(fn)))
+      c.factory = std::string(last_component(fn));
+    for (auto& a : args_of(call))
+      if (a.value.literal != facts::LiteralKind::String) c.args.push_back(std::move(a));
     if (ClassState* cls = owner_state())
       cls->sites.push_back({ClassState::SiteRef::Kind::Construction, out_.constructions.size(), c.method});
     out_.constructions.push_back(std::move(c));
@@ -2921,6 +3086,7 @@ class FileWalker {
 
   bool has_errors_ = false;
   bool has_use_cache_ = false;
+  bool has_past_key_values_ = false;
   bool has_capacity_source_ = false;
   bool has_scope_ = false;
   std::size_t problem_count_ = 0;

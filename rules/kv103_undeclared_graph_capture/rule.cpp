@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "rules/common/rule_support.hpp"
@@ -17,10 +18,17 @@ constexpr RuleInfo kInfo{
     "covers the graph pool.",
     R"doc(## What it does
 Reports a CUDA-graph capture (`with torch.cuda.graph(...)`, `CUDAGraph().capture_begin()`,
-`torch.cuda.make_graphed_callables`) in a class whose captured code holds a model-local
-cache -- the capturing class, or a class it holds (transitively), builds a cache object or
-calls a model with `use_cache=True` -- when no declaration covering the capturing class or
-the cache-holding classes has a graph-pool spec.
+`torch.cuda.make_graphed_callables`) whose captured code holds a model-local cache -- the
+capture body, or a method or function it calls (followed through `self.` calls, held
+modules, and parameters whose class is known from an annotation or from the callers),
+builds a cache object, calls a model with `use_cache=True`, or hands it a cache the object
+keeps (`past_key_values=self._cache`) -- when no declaration covering the capturing class,
+the classes whose code writes the cache, or the class that keeps the graphs has a
+graph-pool spec.
+
+A capture in a class method that receives the model (`Graph.capture(cls, model, ...)`,
+called as `Graph.capture(self, ...)` from the model) is reported on the class that keeps
+the captured graphs: the one that calls the factory and stores what it returns.
 
 Graph-pool spec convention: a spec counts as declaring the graph pool when its `name`,
 `allocation_note`, `capacity_source` or `rows_reason` mentions "graph", "captur" or
@@ -59,73 +67,121 @@ class Check final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
-    for (const auto& file : project.files()) {
-      for (const auto& capture : file.captures) {
-        if (capture.owner_class.empty()) continue;
-        facts::ClassRef owner = project.class_of(file, capture.owner_class);
-        if (!owner) continue;
-        check_capture(project, owner, capture, out);
-      }
-    }
+    for (const auto& file : project.files())
+      for (const auto& capture : file.captures) check_capture(project, file, capture, out);
   }
 
  private:
-  struct CacheEvidence {
-    facts::ClassRef holder;
-    facts::Location loc;
-    std::string what;  // "builds a `DynamicCache`", "calls `self.lm` with `use_cache=True`"
-  };
-
-  static void check_capture(const facts::Project& project, facts::ClassRef owner,
+  static void check_capture(const facts::Project& project, const facts::FileFacts& file,
                             const facts::CaptureSite& capture, std::vector<Finding>& out) {
-    std::vector<CacheEvidence> evidence;
-    for (facts::ClassRef k : project.owned_closure(owner)) {
-      for (const facts::CacheSite* s : project.cache_sites_of(k))
-        if (!s->caller_requested)
-          evidence.push_back({k, s->loc, fmt::format("builds a `{}`", s->cache_class)});
-      for (const facts::ImplicitCacheSite* s : project.implicit_caches_of(k))
-        evidence.push_back({k, s->loc, fmt::format("calls `{}` with `use_cache=True`", s->callee)});
-    }
-    if (evidence.empty()) return;  // nothing captured holds KV
+    const std::vector<facts::KvWrite> writes = project.kv_reached_by(file, capture);
+    if (writes.empty()) return;  // nothing captured holds KV
+    const facts::ClassRef capturing = project.class_of(file, capture.owner_class);
 
-    std::vector<facts::ClassRef> scope{owner};
-    for (const auto& e : evidence) scope.push_back(e.holder);
+    // Captured through a parameter (`Graph.capture(cls, model, ...)` called as
+    // `Graph.capture(self, ...)`): the graphs live with the class that builds them.
+    std::vector<facts::ClassRef> keepers;
+    const facts::KvWrite* via_parameter = nullptr;
+    for (const auto& w : writes)
+      if (!w.through_parameter.empty()) {
+        via_parameter = &w;
+        break;
+      }
+    if (via_parameter) {
+      for (const facts::Built& b : project.constructions_of(capturing))
+        if (b.by && !(b.by == capturing) && std::find(keepers.begin(), keepers.end(), b.by) == keepers.end())
+          keepers.push_back(b.by);
+      if (keepers.empty() && via_parameter->parameter_class)
+        keepers.push_back(via_parameter->parameter_class);
+    }
+    const facts::ClassRef reported = keepers.empty() ? capturing : keepers.front();
+    if (!reported) return;
+
+    std::vector<facts::ClassRef> scope{reported};
+    if (capturing) scope.push_back(capturing);
+    for (const auto& k : keepers) scope.push_back(k);
+    for (const auto& w : writes)
+      if (w.holder) scope.push_back(w.holder);
     std::set<const facts::Declaration*> seen;
-    std::vector<const facts::Cover*> covers_without_pool;
-    std::vector<std::vector<facts::Cover>> all_covers;
-    for (facts::ClassRef c : scope) all_covers.push_back(project.coverage(c));
-    for (const auto& covers : all_covers) {
-      for (const auto& cover : covers) {
+    std::vector<facts::Cover> covers_without_pool;
+    for (facts::ClassRef c : scope) {
+      for (const auto& cover : project.coverage(c)) {
         if (!seen.insert(cover.declaration).second) continue;
         if (rules::declares_graph_pool(*cover.declaration)) return;
-        covers_without_pool.push_back(&cover);
+        covers_without_pool.push_back(cover);
       }
     }
 
-    Finding f = kvlint::make_finding(kInfo, capture.loc, capture.owner_class);
-    const CacheEvidence& first = evidence.front();
-    std::string holder_text =
-        first.holder == owner ? std::string("it") : fmt::format("the `{}` it holds", first.holder.cls->name);
-    std::string existing =
+    Finding f = kvlint::make_finding(kInfo, capture.loc, reported.cls->name);
+    const facts::KvWrite& first = via_parameter ? *via_parameter : writes.front();
+    const std::string existing =
         covers_without_pool.empty()
             ? fmt::format("no `{}` declaration covers it", rules::declaration_name(project))
             : fmt::format("the declaration on `{}` (line {}) has no graph-pool spec",
-                          covers_without_pool.front()->declarer.cls->name,
-                          covers_without_pool.front()->declaration->loc.line);
-    f.message = fmt::format(
-        "`{}` captures CUDA graphs with `{}` (line {}) over code that holds a model-local cache ({} {}, "
-        "line {}), and {}: each captured bucket keeps its own copy resident; declare the graph pool "
-        "(a spec whose name, allocation_note, capacity_source or rows_reason mentions the graph, capture "
-        "or buckets, with fixed rows from the captured shapes)",
-        capture.owner_class, capture.written, capture.loc.line, holder_text, first.what, first.loc.line,
-        existing);
-    for (const auto& e : evidence)
-      f.related.push_back(rules::related(e.loc, fmt::format("`{}` {} here", e.holder.cls->name, e.what)));
-    for (const facts::Cover* c : covers_without_pool)
+                          covers_without_pool.front().declarer.cls->name,
+                          covers_without_pool.front().declaration->loc.line);
+    const std::string where = capturing_place(capture);
+    if (via_parameter) {
+      f.message = fmt::format(
+          "`{}` keeps the CUDA graphs that {} captures with `{}` (line {}) over `{}`, its `{}` parameter, "
+          "which receives a `{}`: {} (line {}), and {}: each captured bucket keeps its own copy resident; "
+          "declare the graph pool (a spec whose name, allocation_note, capacity_source or rows_reason "
+          "mentions the graph, capture or buckets, with fixed rows from the captured shapes)",
+          reported.cls->name, where, capture.written, capture.loc.line, first.entry, first.through_parameter,
+          first.parameter_class ? first.parameter_class.cls->name : std::string("model"),
+          evidence_clause(capturing, capture, first), first.loc.line, existing);
+    } else {
+      f.message = fmt::format(
+          "`{}` captures CUDA graphs with `{}` (line {}) over code that holds a model-local cache ({}, line "
+          "{}), and {}: each captured bucket keeps its own copy resident; declare the graph pool (a spec "
+          "whose name, allocation_note, capacity_source or rows_reason mentions the graph, capture or "
+          "buckets, with fixed rows from the captured shapes)",
+          reported.cls->name, capture.written, capture.loc.line, evidence_clause(capturing, capture, first),
+          first.loc.line, existing);
+    }
+    if (via_parameter)
+      for (const facts::Built& b : project.constructions_of(capturing))
+        if (b.by == reported)
+          f.related.push_back(
+              rules::related(b.construction->loc,
+                             fmt::format("`{}` captures and keeps the graphs here", reported.cls->name)));
+    for (const auto& w : writes)
+      f.related.push_back(
+          rules::related(w.loc, fmt::format("{} here", evidence_clause(capturing, capture, w))));
+    for (const auto& c : covers_without_pool)
       f.related.push_back(rules::related(
-          c->declaration->loc, fmt::format("`{}.{}` declares no graph-pool spec", c->declarer.cls->name,
-                                           rules::declaration_name(project))));
+          c.declaration->loc, fmt::format("`{}.{}` declares no graph-pool spec", c.declarer.cls->name,
+                                          rules::declaration_name(project))));
     out.push_back(std::move(f));
+  }
+
+  static std::string capturing_place(const facts::CaptureSite& capture) {
+    if (capture.owner_class.empty()) return fmt::format("`{}`", capture.method);
+    return fmt::format("`{}.{}`", capture.owner_class, capture.method);
+  }
+
+  // "it builds a `DynamicCache`", "`LocalTransformer.forward` builds a `DynamicCache`",
+  // "its `_one_step` passes a cache to `self.tts.step`".
+  static std::string evidence_clause(facts::ClassRef capturing, const facts::CaptureSite& capture,
+                                     const facts::KvWrite& w) {
+    std::string what;
+    switch (w.kind) {
+      case facts::KvWrite::Kind::BuildsCache:
+        what = fmt::format("builds a `{}`", w.cache_site->cache_class);
+        break;
+      case facts::KvWrite::Kind::ImplicitCache:
+        what = fmt::format("calls `{}` with `use_cache=True`", w.callee);
+        break;
+      case facts::KvWrite::Kind::WritesCache:
+        what = w.callee.empty() ? std::string("writes a cache")
+                                : fmt::format("writes a cache through `{}`", w.callee);
+        break;
+    }
+    const std::string method = w.where ? w.where.method->name : std::string();
+    if (w.holder && w.holder == capturing && method == capture.method) return "it " + what;
+    if (w.holder && w.holder == capturing) return fmt::format("its `{}` {}", method, what);
+    if (w.holder) return fmt::format("`{}.{}` {}", w.holder.cls->name, method, what);
+    return fmt::format("`{}` {}", method, what);
   }
 };
 

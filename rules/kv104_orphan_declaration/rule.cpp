@@ -17,8 +17,10 @@ constexpr RuleInfo kInfo{
     R"doc(## What it does
 Reports a `model_local_kv_specs()` that returns at least one spec while its class -- with
 its base classes, its subclasses in the project, and every class it holds through
-`self.<attr> = Cls(...)` (transitively) -- neither constructs a cache object, nor calls a
-model with `use_cache=True`, nor captures a CUDA graph.
+`self.<attr> = Cls(...)`, or through `self.<attr> = param` where the parameter's class is
+known (an annotation such as `decoder: Decoder`, or what its callers pass), transitively --
+neither constructs a cache object, nor calls a model with `use_cache=True`, nor captures a
+CUDA graph.
 
 A pure forwarder (only `return self.<attr>.model_local_kv_specs()`, no specs of its own)
 is not an orphan: it is how a non-module declarer is reached.

@@ -19,7 +19,8 @@ constexpr RuleInfo kInfo{
     R"doc(## What it does
 Reports a class that has a `model_local_kv_specs()` (its own or inherited) while it is
 not an `nn.Module` -- every base resolves inside the project and none reaches
-`nn.Module` -- when no class that holds it (`self.gen = MingAudioGenerator(...)`) has a
+`nn.Module` -- when no class that holds it (`self.gen = MingAudioGenerator(...)`, or
+`self.gen = gen` from a parameter annotated with the class) has a
 declaration that forwards to it through that attribute
 (`specs += self.gen.model_local_kv_specs()`) and is itself reached: a module, or a
 class reached the same way (chains of explicit hops are followed).
@@ -70,7 +71,7 @@ class Check final : public Rule {
       const facts::Cover& cover = covers.front();
       // A pure forwarder declares nothing of its own; what it forwards to is judged there.
       if (cover.declaration->specs.empty()) continue;
-      auto holders = project.holders(cls);
+      auto holders = all_holders(project, cls);
       if (holders.empty()) {
         // Nobody holds it: report the declaring class once, unless a subclass is held
         // (that subclass is judged on its own holders).
@@ -81,6 +82,14 @@ class Check final : public Rule {
   }
 
  private:
+  // Holders that built it, and holders handed it through an annotated parameter
+  // (`def __init__(self, decoder: Decoder): self.decoder = decoder`).
+  static std::vector<facts::Holder> all_holders(const facts::Project& project, facts::ClassRef cls) {
+    std::vector<facts::Holder> out = project.holders(cls);
+    for (const facts::Holder& h : project.parameter_holders(cls)) out.push_back(h);
+    return out;
+  }
+
   static bool forwards(const facts::Project& project, const facts::Holder& h) {
     for (const auto& c : project.inherited_declarations(h.holder))
       for (const auto& fwd : c.declaration->forwards)
@@ -98,7 +107,7 @@ class Check final : public Rule {
       grew = false;
       for (facts::ClassRef c : project.classes()) {
         if (reached.count(c.cls)) continue;
-        for (const facts::Holder& h : project.holders(c)) {
+        for (const facts::Holder& h : all_holders(project, c)) {
           if (reached.count(h.holder.cls) && forwards(project, h)) {
             reached.insert(c.cls);
             grew = true;
@@ -112,7 +121,7 @@ class Check final : public Rule {
 
   static bool has_held_descendant(const facts::Project& project, facts::ClassRef cls) {
     for (facts::ClassRef c : project.classes()) {
-      if (c == cls || project.holders(c).empty()) continue;
+      if (c == cls || all_holders(project, c).empty()) continue;
       auto bases = project.ancestors(c);
       if (std::find(bases.begin(), bases.end(), cls) != bases.end()) return true;
     }

@@ -24,6 +24,12 @@ an `nn.Module` and captures CUDA graphs itself. A module that captures in its ow
 constructor (MiMo-Audio) is not a wrapper: it exists under `enforce_eager` too. The covered class must have no declaration of its own, inherited or from a
 holder that is not a wrapper.
 
+A declaration of the class itself that only forwards to a graph wrapper it attaches
+later (`if self._graph_wrapper is None: return []`, then
+`return self._graph_wrapper.model_local_kv_specs()`, with the wrapper built in
+`enable_cudagraph()` or under a condition) counts as a declaration on the wrapper: the
+finding is on that forwarding declaration.
+
 ## Why it matters
 Under `enforce_eager: true` there is no wrapper, so the collector walks the bare model
 and finds nothing: the declaration reports zero while the eager path allocates the full
@@ -73,18 +79,26 @@ class Check final : public Rule {
       }
       if (eager_what.empty()) continue;
 
-      // Own or inherited declarations, or a non-wrapper holder's, survive enforce_eager.
+      // Own or inherited declarations, or a non-wrapper holder's, survive enforce_eager --
+      // unless all they do is forward to a graph wrapper the class attaches later.
       auto covers = project.coverage(cls);
       if (covers.empty()) continue;
+      const facts::OwnershipHop* attached = nullptr;
       bool only_wrappers = std::all_of(covers.begin(), covers.end(), [&](const facts::Cover& c) {
-        return (c.how == facts::Cover::How::DeclaredByHolder ||
-                c.how == facts::Cover::How::ForwardedByHolder) &&
-               rules::is_graph_wrapper(project, c.declarer);
+        if (c.how == facts::Cover::How::DeclaredByHolder || c.how == facts::Cover::How::ForwardedByHolder)
+          return rules::is_graph_wrapper(project, c.declarer);
+        const facts::OwnershipHop* hop = forwards_only_to_attached_wrapper(project, c);
+        if (hop && !attached) attached = hop;
+        return hop != nullptr;
       });
       if (!only_wrappers) continue;
       std::set<const facts::Declaration*> seen;
       for (const auto& c : covers) {
         if (!seen.insert(c.declaration).second) continue;
+        if (c.how == facts::Cover::How::Own || c.how == facts::Cover::How::Inherited) {
+          out.push_back(forwarder_finding(project, cls, c, *attached, eager_loc, eager_what));
+          continue;
+        }
         Finding f = kvlint::make_finding(kInfo, c.declaration->loc, cls.cls->name);
         f.message = fmt::format(
             "`{}` builds {} on its eager path (line {}), but the only declaration covering it is "
@@ -100,6 +114,59 @@ class Check final : public Rule {
         out.push_back(std::move(f));
       }
     }
+  }
+
+ private:
+  // A declaration with no specs of its own whose forwards all go to an attribute holding
+  // a graph wrapper that the class attaches after construction or under a condition
+  // (`self._graph_wrapper = Wrapper(self)` in `enable_cudagraph()`): without the wrapper
+  // it returns nothing. The hop that attaches the wrapper, or nullptr.
+  static const facts::OwnershipHop* forwards_only_to_attached_wrapper(const facts::Project& project,
+                                                                      const facts::Cover& cover) {
+    const facts::Declaration& d = *cover.declaration;
+    if (!d.specs.empty() || d.forwards.empty()) return nullptr;
+    const facts::OwnershipHop* attached = nullptr;
+    for (const facts::Forward& fw : d.forwards) {
+      const facts::ClassRef target = project.attribute_class(cover.declarer, fw.via_attribute);
+      if (!target || !rules::is_graph_wrapper(project, target)) return nullptr;
+      const facts::OwnershipHop* hop = nullptr;
+      for (const facts::Built& b : project.constructions_of(target))
+        if (b.by == cover.declarer && conditionally_attached(*b.construction))
+          hop = find_hop(project, cover.declarer, fw.via_attribute);
+      if (!hop) return nullptr;
+      attached = hop;
+    }
+    return attached;
+  }
+  static bool conditionally_attached(const facts::Construction& c) {
+    return c.method != "__init__" || std::any_of(c.guards.begin(), c.guards.end(), [](const facts::Guard& g) {
+             return rules::is_branching_guard(g);
+           });
+  }
+  static const facts::OwnershipHop* find_hop(const facts::Project& project, facts::ClassRef cls,
+                                             const std::string& attribute) {
+    std::vector<facts::ClassRef> chain{cls};
+    for (facts::ClassRef a : project.ancestors(cls)) chain.push_back(a);
+    for (facts::ClassRef c : chain)
+      for (const auto& h : c.file->hops)
+        if (h.owner_class == c.cls->name && h.attribute == attribute) return &h;
+    return nullptr;
+  }
+
+  static Finding forwarder_finding(const facts::Project& project, facts::ClassRef cls, const facts::Cover& c,
+                                   const facts::OwnershipHop& attached, const facts::Location& eager_loc,
+                                   const std::string& eager_what) {
+    Finding f = kvlint::make_finding(kInfo, c.declaration->loc, cls.cls->name);
+    f.message = fmt::format(
+        "`{}` builds {} on its eager path (line {}), but `{}.{}` (line {}) only forwards to the CUDA-graph "
+        "wrapper in `self.{}`, which is attached only when graphs are enabled (line {}): under "
+        "`enforce_eager` there is no wrapper, so the declaration reports zero while the eager path "
+        "allocates; declare the eager cache on `{}` itself and forward only the graph pool",
+        cls.cls->name, eager_what, eager_loc.line, c.declarer.cls->name, rules::declaration_name(project),
+        c.declaration->loc.line, attached.attribute, attached.loc.line, cls.cls->name);
+    f.related.push_back(rules::related(eager_loc, fmt::format("`{}` allocates eagerly here", cls.cls->name)));
+    f.related.push_back(rules::related(attached.loc, "the wrapper is attached here"));
+    return f;
   }
 };
 

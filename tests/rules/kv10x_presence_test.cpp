@@ -230,7 +230,11 @@ facts::FileFacts graph_runner_project(std::vector<facts::SpecFact> model_specs) 
   f.cache_sites.push_back(cache_site(kFile, "LocalTransformer", 8));
   f.hops.push_back(hop(kFile, "LocalGraphRunner", "local", "LocalTransformer", 22));
   f.hops.push_back(hop(kFile, "AudioLLM", "runner", "LocalGraphRunner", 53));
-  f.captures.push_back(capture_site(kFile, "LocalGraphRunner", 30));
+  auto capture = capture_site(kFile, "LocalGraphRunner", 30);
+  capture.captured_calls = {"self.local"};  // the held module: its forward runs in the capture
+  f.captures.push_back(capture);
+  f.classes[0].methods.push_back(facts::MethodFact{"forward", at(kFile, 6), {}, {}, {}});
+  f.classes[1].methods.push_back(facts::MethodFact{"capture", at(kFile, 28), {}, {}, {}});
   f.declarations.push_back(declaration(kFile, "AudioLLM", 60, std::move(model_specs)));
   return f;
 }
@@ -240,7 +244,8 @@ TEST(KV103, FiresWhenOnlyTheEagerCacheIsDeclared) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].loc.line, 30u);
   EXPECT_EQ(out[0].owner_class, "LocalGraphRunner");
-  EXPECT_TRUE(has(out[0].message, "`LocalTransformer` it holds builds a `DynamicCache`")) << out[0].message;
+  EXPECT_TRUE(has(out[0].message, "`LocalTransformer.forward` builds a `DynamicCache`, line 8"))
+      << out[0].message;
   EXPECT_TRUE(has(out[0].message, "declaration on `AudioLLM` (line 60) has no graph-pool spec"))
       << out[0].message;
 }
@@ -266,6 +271,13 @@ TEST(KV103, SilentWhenNothingCapturedHoldsKV) {
   auto requested = cache_site(kFile, "VocoderGraphs", 5, Retention::Returned);
   requested.caller_requested = true;  // built only if a caller asks: nobody in the capture does
   f.cache_sites.push_back(requested);
+  EXPECT_TRUE(run_rule("KV103", {f}).empty());
+}
+
+TEST(KV103, SilentWhenTheCapturedCallDoesNotReachTheCache) {
+  // The runner holds the transformer, but captures something else.
+  auto f = graph_runner_project({spec(kFile, 61, "local_transformer")});
+  f.captures[0].captured_calls = {"self.vocoder"};
   EXPECT_TRUE(run_rule("KV103", {f}).empty());
 }
 

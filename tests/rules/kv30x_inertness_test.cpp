@@ -173,11 +173,16 @@ TEST(KV302, SilentWhenTheModuleDeclaresOrTheCacheLivesInTheCapture) {
 
 // ---- KV303 ---------------------------------------------------------------
 
-facts::FileFacts capturing(std::vector<facts::Guard> guards) {
+// A model whose constructor captures a step that writes KV (the engine always builds it).
+facts::FileFacts capturing(std::vector<facts::Guard> guards, bool writes_kv = true) {
   auto f = file_facts(kFile);
   f.classes.push_back(make_class(kFile, "MiMoAudioLLM", 3));
+  f.classes.back().methods.push_back(facts::MethodFact{
+      "__init__", at(kFile, 4), {}, {}, {facts::CallFact{"self.capture", at(kFile, 5), false, {}}}});
+  f.classes.back().methods.push_back(facts::MethodFact{"capture", at(kFile, 660), {}, {}, {}});
   auto c = capture_site(kFile, "MiMoAudioLLM", 670);
   c.guards = std::move(guards);
+  c.captured_writes_kv = writes_kv;
   f.captures.push_back(c);
   return f;
 }
@@ -197,6 +202,17 @@ TEST(KV303, FiresWithNoGateAtAllAndLoopsAreNotGates) {
   auto out = run_rule("KV303", {capturing({guard(O::Loop, "self.buckets", at(kFile, 669), {"buckets"})})});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_TRUE(has(out[0].message, "runs unconditionally")) << out[0].message;
+}
+
+TEST(KV303, SilentWhenTheCapturedCodeHoldsNoKV) {
+  EXPECT_TRUE(run_rule("KV303", {capturing({}, false)}).empty());
+}
+
+TEST(KV303, SilentWhenNothingInTheTreeBuildsOrRunsIt) {
+  // Not a module the engine builds, and nobody in the tree builds it or calls its capture.
+  auto f = capturing({});
+  f.classes.back().bases.clear();
+  EXPECT_TRUE(run_rule("KV303", {f}).empty());
 }
 
 TEST(KV303, SilentWhenAnyGuardMentionsEager) {

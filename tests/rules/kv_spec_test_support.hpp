@@ -75,7 +75,7 @@ class FileBuilder {
     c.name = std::move(name);
     c.loc = at(facts_.path, next_line_++);
     c.bases.push_back({base, base});
-    for (auto& [m, params] : methods) c.methods.push_back({m, at(facts_.path, next_line_++), params});
+    for (auto& [m, params] : methods) c.methods.push_back({m, at(facts_.path, next_line_++), params, {}, {}});
     facts_.classes.push_back(std::move(c));
     return *this;
   }

@@ -35,6 +35,9 @@ namespace {
 
 // Extra rounds after the first pass: subclass discovery and base-class lookups.
 constexpr int kMaxWideningRounds = 8;
+// Files that build a capturing class, and the files that build those: where enforce_eager
+// gates for a capture are found (KV303 follows gates the same two levels).
+constexpr int kCaptureHolderLevels = 2;
 constexpr int kMaxBaseRounds = 2;
 
 struct FileState {
@@ -409,23 +412,39 @@ class Pipeline {
 
   // Classes that capture CUDA graphs are often built by another class only when not
   // eager (`self.wrapper = GraphWrapper(...) if not enforce_eager else None`); that
-  // holder names no anchor, so analyse the skipped files that construct a capturing class.
+  // holder names no anchor, so analyse the skipped files that construct a capturing class
+  // (`Wrapper(` or `Wrapper.factory(`), then, one level up, the files that construct those
+  // holders: the gate may sit there (`if enforce_eager: return` before
+  // `self.decoder.enable_cudagraph()`).
   void analyse_capture_holders() {
-    std::vector<std::string> constructed;
+    std::set<std::string> built;
     for (const auto& f : files_)
       if (f.facts)
         for (const auto& capture : f.facts->captures)
-          if (!capture.owner_class.empty()) constructed.push_back(capture.owner_class + "(");
-    if (constructed.empty()) return;
-    std::sort(constructed.begin(), constructed.end());
-    constructed.erase(std::unique(constructed.begin(), constructed.end()), constructed.end());
-    std::vector<std::size_t> holders = readable_matching([](const FileState& f) { return !f.facts; });
-    std::vector<char> hit(files_.size(), 0);
-    parallel_over(holders, [&](std::size_t i) { hit[i] = contains_any(files_[i].content, constructed); });
-    std::vector<std::size_t> selected;
-    for (std::size_t i : holders)
-      if (hit[i]) selected.push_back(i);
-    analyse(selected, vocabulary_);
+          if (!capture.owner_class.empty()) built.insert(capture.owner_class);
+    for (int level = 0; level < kCaptureHolderLevels && !built.empty(); ++level) {
+      std::vector<std::string> needles;
+      for (const auto& name : built) {
+        needles.push_back(name + "(");
+        needles.push_back(name + ".");
+      }
+      std::vector<std::size_t> holders = readable_matching([](const FileState& f) { return !f.facts; });
+      std::vector<char> hit(files_.size(), 0);
+      parallel_over(holders, [&](std::size_t i) { hit[i] = contains_any(files_[i].content, needles); });
+      std::vector<std::size_t> selected;
+      for (std::size_t i : holders)
+        if (hit[i]) selected.push_back(i);
+      analyse(selected, vocabulary_);
+      // The classes that build the ones just searched for are the next level's targets.
+      std::set<std::string> builders;
+      for (const auto& f : files_)
+        if (f.facts)
+          for (const auto& c : f.facts->constructions)
+            if (!c.owner_class.empty() && built.count(std::string(facts::simple_name(c.target_class))))
+              builders.insert(c.owner_class);
+      for (const auto& name : built) builders.erase(name);
+      built = std::move(builders);
+    }
   }
 
   std::vector<std::size_t> readable_matching(const std::function<bool(const FileState&)>& predicate) const {
