@@ -264,12 +264,16 @@ struct ImportFact {
   Location loc;
 };
 
+// A `# kvlint: ignore[CODES] reason` / `# kvlint: ignore-file[CODES] reason` comment. Any
+// other `# kvlint:` comment (no brackets, `[]`, an unclosed `[`, an unknown directive) is
+// kept with `malformed` set: it suppresses nothing, and the engine reports it (KV904).
 struct Suppression {
   Location loc;              // the comment
   bool file_level = false;   // ignore-file[...]
-  std::vector<std::string> codes;  // as written; empty means "all" (only when written without brackets)
+  std::vector<std::string> codes;  // codes or prefixes as written; empty exactly when malformed
   std::string reason;        // trimmed text after the bracket; empty when none
   uint32_t applies_to_line = 0;  // the line it covers: its own line when the comment trails code, else the next code line
+  std::string malformed;     // why it is not a valid suppression; empty when it is one
 };
 
 struct ParseProblem {

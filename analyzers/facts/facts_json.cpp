@@ -314,7 +314,8 @@ json to_json(const FileFacts& f) {
                             {"file_level", s.file_level},
                             {"codes", s.codes},
                             {"reason", s.reason},
-                            {"applies_to_line", s.applies_to_line}});
+                            {"applies_to_line", s.applies_to_line},
+                            {"malformed", s.malformed}});
 
   json& problems = j["parse_problems"] = json::array();
   for (const auto& p : f.parse_problems) problems.push_back({{"loc", w.loc(p.loc)}, {"message", p.message}});
@@ -449,7 +450,8 @@ FileFacts file_facts_from_json(const json& j) {
   for (const auto& s : j.at("suppressions"))
     f.suppressions.push_back({r.loc(s.at("loc")), s.at("file_level").get<bool>(),
                               s.at("codes").get<std::vector<std::string>>(),
-                              s.at("reason").get<std::string>(), s.at("applies_to_line").get<uint32_t>()});
+                              s.at("reason").get<std::string>(), s.at("applies_to_line").get<uint32_t>(),
+                              s.at("malformed").get<std::string>()});
 
   for (const auto& p : j.at("parse_problems"))
     f.parse_problems.push_back({r.loc(p.at("loc")), p.at("message").get<std::string>()});

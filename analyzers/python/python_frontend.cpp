@@ -2354,6 +2354,9 @@ class FileWalker {
   }
 
   // ---- suppressions --------------------------------------------------------------
+  // `# kvlint: ignore[CODES] reason` / `# kvlint: ignore-file[CODES] reason`. Any other
+  // `# kvlint:` comment is kept as a malformed suppression (it suppresses nothing and the
+  // engine reports it), so a mistyped one never silences more, or less, than it says.
   void on_comment(TSNode node) {
     const std::string_view t = text(node);
     if (!contains(t, "kvlint")) return;
@@ -2361,20 +2364,28 @@ class FileWalker {
     if (!starts_with(rest, "kvlint:")) return;
     rest = trim(rest.substr(7));
     facts::Suppression s;
-    if (starts_with(rest, "ignore-file")) {
+    s.loc = loc(node);
+    s.applies_to_line = applies_to_line(node);
+    std::string_view directive = rest.substr(0, std::min(rest.find('['), rest.size()));
+    directive = directive.substr(0, std::min(directive.find_first_of(" \t:="), directive.size()));
+    if (directive == "ignore-file") {
       s.file_level = true;
-      rest.remove_prefix(11);
-    } else if (starts_with(rest, "ignore")) {
-      rest.remove_prefix(6);
-    } else {
+    } else if (directive != "ignore") {
+      s.malformed = directive.empty() ? "`# kvlint:` names no directive"
+                                      : "unknown directive `" + std::string(directive) + "`";
+      s.malformed += "; write `# kvlint: ignore[KV101] reason` or `# kvlint: ignore-file[KV101] reason`";
+      out_.suppressions.push_back(std::move(s));
       return;
     }
-    if (!rest.empty() && is_ident_char(rest.front())) return;  // "ignored", "ignore_me"
-    rest = trim(rest);
-    if (!rest.empty() && rest.front() == '[') {
-      const auto close = rest.find(']');
-      const std::string_view inside =
-          rest.substr(1, close == std::string_view::npos ? rest.size() - 1 : close - 1);
+    rest = trim(rest.substr(directive.size()));
+    const auto close = rest.find(']');
+    if (rest.empty() || rest.front() != '[') {
+      s.malformed = "`" + std::string(directive) + "` without `[CODES]` names no code; write `" +
+                    std::string(directive) + "[KV101] reason`";
+    } else if (close == std::string_view::npos) {
+      s.malformed = "`[` is never closed; write `" + std::string(directive) + "[KV101] reason`";
+    } else {
+      const std::string_view inside = rest.substr(1, close - 1);
       std::size_t start = 0;
       for (std::size_t i = 0; i <= inside.size(); ++i) {
         if (i == inside.size() || inside[i] == ',' || is_space(inside[i])) {
@@ -2383,11 +2394,10 @@ class FileWalker {
           start = i + 1;
         }
       }
-      rest = close == std::string_view::npos ? std::string_view{} : rest.substr(close + 1);
+      if (s.codes.empty()) s.malformed = "`[]` names no code";
+      s.reason = std::string(trim(rest.substr(close + 1)));
     }
-    s.reason = std::string(trim(rest));
-    s.loc = loc(node);
-    s.applies_to_line = applies_to_line(node);
+    if (!s.malformed.empty()) s.codes.clear();
     out_.suppressions.push_back(std::move(s));
   }
   uint32_t applies_to_line(TSNode comment) const {

@@ -1,7 +1,9 @@
 // Items 7-12: ownership hops, batch evidence, protocol uses, constants,
 // suppressions, parse problems; plus deep nesting and the JSON round trip.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -196,7 +198,6 @@ x = DynamicCache()  # kvlint: ignore[KV202]
 y = 1  #kvlint:ignore[KV1O1 ,KV104]   spaced reason  
 # kvlint: ignore everything here
 z = 2
-# kvlint: ignored[KV101] not a suppression
 )PY");
   ASSERT_EQ(f.suppressions.size(), 5u);
   const auto& file = f.suppressions[0];
@@ -224,15 +225,35 @@ z = 2
 
   const auto& bare = f.suppressions[4];
   EXPECT_TRUE(bare.codes.empty());
-  EXPECT_EQ(bare.reason, "everything here");
+  EXPECT_THAT(bare.malformed, ::testing::HasSubstr("without `[CODES]`"));
   EXPECT_EQ(bare.applies_to_line, 10u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(f.suppressions[i].malformed, "") << i;
 }
 
-TEST(FrontendSuppressions, UnclosedBracketKeepsCodesAsWritten) {
-  const auto f = analyze("x = 1  # kvlint: ignore[KV101 reason\n");
-  ASSERT_EQ(f.suppressions.size(), 1u);
-  EXPECT_EQ(f.suppressions[0].codes, (std::vector<std::string>{"KV101", "reason"}));
-  EXPECT_EQ(f.suppressions[0].reason, "");
+TEST(FrontendSuppressions, EveryKvlintCommentThatIsNotBracketedIgnoreIsMalformedAndNamesNoCode) {
+  const auto f = analyze(R"PY(a = 1  # kvlint: ignore KV999
+b = 2  # kvlint: ignore
+c = 3  # kvlint: ignore[KV101 reason
+d = 4  # kvlint: ignore[]  nothing named
+e = 5  # kvlint: ignore-file KV403
+g = 6  # kvlint: ignored[KV101]
+h = 7  # kvlint: disable[KV101] wrong verb
+i = 8  # kvlint:
+j = 9  # kvlint: ignore: KV101
+k = 0  # kvlint-fixture: select=KV101
+)PY");
+  ASSERT_EQ(f.suppressions.size(), 9u);
+  for (const auto& s : f.suppressions) {
+    EXPECT_TRUE(s.codes.empty()) << s.loc.line;
+    EXPECT_NE(s.malformed, "") << s.loc.line;
+    EXPECT_EQ(s.applies_to_line, s.loc.line);
+  }
+  EXPECT_THAT(f.suppressions[0].malformed, ::testing::HasSubstr("`ignore` without `[CODES]`"));
+  EXPECT_THAT(f.suppressions[2].malformed, ::testing::HasSubstr("never closed"));
+  EXPECT_THAT(f.suppressions[3].malformed, ::testing::HasSubstr("`[]` names no code"));
+  EXPECT_TRUE(f.suppressions[4].file_level);
+  EXPECT_THAT(f.suppressions[5].malformed, ::testing::HasSubstr("unknown directive `ignored`"));
+  EXPECT_THAT(f.suppressions[6].malformed, ::testing::HasSubstr("unknown directive `disable`"));
 }
 
 TEST(FrontendParseProblems, SyntaxErrorsStillYieldFactsFromValidParts) {
