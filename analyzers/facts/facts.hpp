@@ -135,13 +135,18 @@ struct SpecFact {
   // name, layers, kv_heads, head_dim, dtype, physical_capacity_positions,
   // capacity_source, scope, rows, rows_fixed, rows_reason, allocation_note.
   std::vector<Argument> fields;
-  RowsDriver rows = RowsDriver::Absent;
-  std::vector<Guard> guards;  // guards inside the declaring method, early returns included
+  // `**common` / `*args` in the call, as written: any field may be set through them, so a
+  // field missing from `fields` is unknown rather than absent (see may_set).
+  std::vector<Expression> unpacked;
+  RowsDriver rows = RowsDriver::Absent;  // Absent also when `rows` may come from `unpacked`
+  std::vector<Guard> guards;             // guards inside the declaring method, early returns included
   const Argument* field(std::string_view canonical_name) const {
     for (const auto& f : fields)
       if (f.keyword == canonical_name) return &f;
     return nullptr;
   }
+  // The field is written, or may be, through an unpacked argument the front end cannot see into.
+  bool may_set(std::string_view canonical_name) const { return field(canonical_name) || !unpacked.empty(); }
 };
 
 // `return self.gen.model_local_kv_specs()`, `specs += self.x.model_local_kv_specs()`,

@@ -247,6 +247,12 @@ json to_json(const FileFacts& f) {
                        {"constructor", s.constructor},
                        {"config", w.opt_expr(s.config)},
                        {"fields", w.args(s.fields)},
+                       {"unpacked",
+                        [&] {
+                          json unpacked = json::array();
+                          for (const auto& e : s.unpacked) unpacked.push_back(w.expr(e));
+                          return unpacked;
+                        }()},
                        {"rows", enum_name(s.rows, kRowsDrivers)},
                        {"guards", w.guards(s.guards)}});
     json forwards = json::array();
@@ -397,6 +403,7 @@ FileFacts file_facts_from_json(const json& j) {
       spec.constructor = s.at("constructor").get<std::string>();
       spec.config = r.opt_expr(s.at("config"));
       spec.fields = r.args(s.at("fields"));
+      for (const auto& e : s.at("unpacked")) spec.unpacked.push_back(r.expr(e));
       spec.rows = enum_value(s.at("rows"), kRowsDrivers);
       spec.guards = r.guards(s.at("guards"));
       decl.specs.push_back(std::move(spec));

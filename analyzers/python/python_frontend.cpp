@@ -1833,7 +1833,10 @@ class FileWalker {
         if (takes_config && arg.position == 0) spec.config = std::move(arg.value);
         continue;
       }
-      if (arg.keyword == "*" || arg.keyword == "**") continue;
+      if (arg.keyword == "*" || arg.keyword == "**") {
+        spec.unpacked.push_back(std::move(arg.value));
+        continue;
+      }
       for (const auto& [written, canonical] : vocab_.field_aliases)
         if (arg.keyword == written) arg.keyword = canonical;
       spec.fields.push_back(std::move(arg));

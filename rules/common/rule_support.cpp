@@ -140,8 +140,9 @@ bool is_graph_pool_spec(const facts::SpecFact& spec) {
 }
 
 bool declares_graph_pool(const facts::Declaration& declaration) {
+  // A spec with `**kwargs` may carry the naming fields unseen: it may be the pool.
   return std::any_of(declaration.specs.begin(), declaration.specs.end(),
-                     [](const facts::SpecFact& s) { return is_graph_pool_spec(s); });
+                     [](const facts::SpecFact& s) { return is_graph_pool_spec(s) || !s.unpacked.empty(); });
 }
 
 bool is_graph_wrapper(const facts::Project& project, facts::ClassRef cls) {

@@ -49,6 +49,8 @@ const facts::Guard* owner_state_guard(const std::vector<facts::Guard>& guards,
 
 // Graph-pool spec convention: the spec's name, allocation_note, capacity_source
 // or rows_reason mentions "graph", "captur" or "bucket" (case-insensitive).
+// declares_graph_pool also counts a spec with unpacked arguments (`**common`), whose
+// naming fields cannot be seen.
 bool is_graph_pool_spec(const facts::SpecFact& spec);
 bool declares_graph_pool(const facts::Declaration& declaration);
 

@@ -354,7 +354,7 @@ class M(nn.Module):
     def model_local_kv_specs(self):
         if not self.flag:
             return []
-        return [spec_from_hf_config(self.config, name="n", rows=RowDriver.FIXED, rows_fixed=1)] + self.gen.model_local_kv_specs()
+        return [spec_from_hf_config(self.config, name="n", rows=RowDriver.FIXED, rows_fixed=1, **kw)] + self.gen.model_local_kv_specs()  # kvlint: ignore KV999
 def collect(model):
     for m in model.named_modules():
         if m.capacity_source == "x":
@@ -385,6 +385,11 @@ TEST(FrontendJson, ExactRoundTrip) {
   EXPECT_EQ(back.cache_sites[0].guards.size(), f.cache_sites[0].guards.size());
   EXPECT_EQ(back.implicit_caches[0].none_origin, f.implicit_caches[0].none_origin);
   EXPECT_EQ(back.declarations[0].specs[0].config->text, f.declarations[0].specs[0].config->text);
+  ASSERT_EQ(back.declarations[0].specs[0].unpacked.size(), 1u);
+  EXPECT_EQ(back.declarations[0].specs[0].unpacked[0].text, "**kw");
+  ASSERT_EQ(back.suppressions.size(), 2u);
+  EXPECT_NE(back.suppressions[1].malformed, "");
+  EXPECT_EQ(back.suppressions[1].malformed, f.suppressions[1].malformed);
   // Through text, as the per-file cache stores it.
   EXPECT_EQ(facts::to_json(facts::file_facts_from_json(nlohmann::json::parse(j.dump()))), j);
 }
