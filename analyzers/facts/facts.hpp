@@ -28,13 +28,26 @@ struct Location {
   bool operator==(const Location&) const = default;
 };
 
-// A literal's value when the expression is a plain literal.
+// A literal's value when the expression is a plain literal. Exactly these are literals
+// (anything else is LiteralKind::None, literal_value empty):
+//   - Int / Float: a number token as written (`2048`, `0x800`, `1_024`, `1e-3`, `.5`),
+//     optionally with one unary `-` or `+` in front (`-1`, `- 1`, `+2.5`); the value is the
+//     token with `-` kept and `+` dropped ("-1", "2.5"). Not: `--1`, `-x`, `1 + 1`, imaginary
+//     numbers (`2j`).
+//   - String: one string (`"a"`, `'a'`, `r"\d"`, `u"a"`, triple-quoted) or an implicit
+//     concatenation of such strings (`"a" "b"` -> "ab"); the value is decoded unless raw:
+//     `\n`, `\t`, `\r`, `\\`, `\'`, `\"` and line continuations are applied, other escapes
+//     (`\x41`, `\u00e9`) kept as written. Not: f-strings, nor a concatenation with any f-string
+//     part; not bytes (`b"a"`).
+//   - Bool: `True` / `False` (value "True" / "False"); NoneValue: `None` (value "None").
+// Parentheses around a literal, or around the number of a signed one, are transparent:
+// `(2048)`, `((-1))`, `-(1)`, `("a" "b")`. Tuples, lists, `...` and names are never literals.
 enum class LiteralKind { None, Int, Float, String, Bool, NoneValue };
 
 struct Expression {
   std::string text;                          // as written
-  LiteralKind literal = LiteralKind::None;   // kind when the whole expression is a literal
-  std::string literal_value;                 // int/float digits, decoded string, "True"/"False"
+  LiteralKind literal = LiteralKind::None;   // kind when the whole expression is a literal (see above)
+  std::string literal_value;                 // the literal's value (see LiteralKind)
   std::vector<std::string> names;            // dotted names read in it: "self.config.sliding_window", "max_model_len"
   Location loc;
   // A cache constructor's argument that is a bare local assigned exactly once before it in

@@ -682,11 +682,9 @@ class FileWalker {
     if (ts_node_is_null(n)) return;
     switch (sym(n)) {
       case Sym::Integer:
-        e.literal = facts::LiteralKind::Int;
-        e.literal_value = std::string(text(n));
-        return;
       case Sym::Float:
-        e.literal = facts::LiteralKind::Float;
+        if (is_imaginary(n)) return;
+        e.literal = sym(n) == Sym::Integer ? facts::LiteralKind::Int : facts::LiteralKind::Float;
         e.literal_value = std::string(text(n));
         return;
       case Sym::True:
@@ -705,7 +703,7 @@ class FileWalker {
         TSNode arg = unwrap_parens(field(n, g_.f_argument));
         const std::string_view op = text(field(n, g_.f_operator));
         if (!ts_node_is_null(arg) && (op == "-" || op == "+") &&
-            (sym(arg) == Sym::Integer || sym(arg) == Sym::Float)) {
+            (sym(arg) == Sym::Integer || sym(arg) == Sym::Float) && !is_imaginary(arg)) {
           e.literal = sym(arg) == Sym::Integer ? facts::LiteralKind::Int : facts::LiteralKind::Float;
           e.literal_value = (op == "-" ? "-" : "") + std::string(text(arg));
         }
@@ -741,7 +739,12 @@ class FileWalker {
         return;
     }
   }
-  // The value of a plain (non f-) string literal.
+  // tree-sitter-python folds the `j` suffix of imaginary numbers into integer/float tokens.
+  bool is_imaginary(TSNode number) const {
+    const std::string_view t = text(number);
+    return !t.empty() && (t.back() == 'j' || t.back() == 'J');
+  }
+  // The value of a plain string literal: not an f-string, not bytes.
   bool decode_string(TSNode n, std::string& out) const {
     const uint32_t count = ts_node_child_count(n);
     if (count < 2) return false;
@@ -749,7 +752,7 @@ class FileWalker {
     const std::string_view prefix = text(start);
     bool raw = false;
     for (char c : prefix) {
-      if (c == 'f' || c == 'F') return false;
+      if (c == 'f' || c == 'F' || c == 'b' || c == 'B') return false;
       if (c == 'r' || c == 'R') raw = true;
     }
     const uint32_t body_start = ts_node_end_byte(start), body_end = ts_node_start_byte(end);

@@ -419,3 +419,71 @@ TEST(FrontendRealCode, StdlibFilesAnalyzeWithoutProblems) {
 
 }  // namespace
 }  // namespace kvlint::frontend_test
+
+namespace kvlint::frontend_test {
+namespace {
+
+// What facts.hpp (LiteralKind) says counts as a literal, case by case.
+TEST(FrontendLiterals, ExactlyTheDocumentedFormsAreLiterals) {
+  const auto f = analyze(R"PY(NEG = -1
+NEG_SPACED = - 1
+PLUS = +2.5
+PAREN = (2048)
+PAREN_NEG = ((-1))
+NEG_PAREN = -(1)
+HEX = 0x800
+UNDERSCORE = 1_024
+EXP = 1e-3
+CONCAT = "a" 'b'
+PAREN_CONCAT = ("a"
+                "b")
+RAW = r"\d"
+ESCAPED = "a\tb"
+OTHER_ESCAPE = "\x41"
+FSTR = f"a{x}"
+CONCAT_F = "a" f"{x}"
+BYTES = b"a"
+IMAG = 2j
+NEG_IMAG = -2j
+DOUBLE_NEG = --1
+NEG_NAME = -x
+SUM = 1 + 1
+TUPLE = (1,)
+ELLIPSIS = ...
+NONE = None
+)PY");
+  auto value = [&](std::string_view name) -> const facts::Expression& {
+    for (const auto& c : f.constants)
+      if (c.name == name) return c.value;
+    ADD_FAILURE() << "no constant " << name;
+    static const facts::Expression none;
+    return none;
+  };
+  using K = facts::LiteralKind;
+  auto is = [&](std::string_view name, K kind, std::string_view v) {
+    const auto& e = value(name);
+    EXPECT_EQ(e.literal, kind) << name;
+    EXPECT_EQ(e.literal_value, v) << name;
+  };
+  is("NEG", K::Int, "-1");
+  is("NEG_SPACED", K::Int, "-1");
+  is("PLUS", K::Float, "2.5");
+  is("PAREN", K::Int, "2048");
+  is("PAREN_NEG", K::Int, "-1");
+  is("NEG_PAREN", K::Int, "-1");
+  is("HEX", K::Int, "0x800");
+  is("UNDERSCORE", K::Int, "1_024");
+  is("EXP", K::Float, "1e-3");
+  is("CONCAT", K::String, "ab");
+  is("PAREN_CONCAT", K::String, "ab");
+  is("RAW", K::String, "\\d");
+  is("ESCAPED", K::String, "a\tb");
+  is("OTHER_ESCAPE", K::String, "\\x41");
+  is("NONE", K::NoneValue, "None");
+  for (std::string_view name : {"FSTR", "CONCAT_F", "BYTES", "IMAG", "NEG_IMAG", "DOUBLE_NEG", "NEG_NAME",
+                                "SUM", "TUPLE", "ELLIPSIS"})
+    is(name, K::None, "");
+}
+
+}  // namespace
+}  // namespace kvlint::frontend_test
