@@ -155,13 +155,6 @@ bool is_graph_wrapper(const facts::Project& project, facts::ClassRef cls) {
   return project.is_module(cls) != facts::Tristate::Yes && !project.captures_of(cls).empty();
 }
 
-std::string spec_label(const facts::SpecFact& spec) {
-  const facts::Argument* name = spec.field("name");
-  if (!name) return "a spec";
-  if (name->value.literal == facts::LiteralKind::String) return quoted(name->value.literal_value);
-  return quoted(name->value.text);
-}
-
 std::string declaration_name(const facts::Project& project) {
   return project.vocabulary().declaration_method;
 }

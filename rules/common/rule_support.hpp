@@ -59,9 +59,6 @@ bool declares_graph_pool(const facts::Declaration& declaration);
 // graphs itself (any CaptureSite, bases included).
 bool is_graph_wrapper(const facts::Project& project, facts::ClassRef cls);
 
-// The spec's `name` field as written ("`codec_decoder`"), or "a spec" when absent.
-std::string spec_label(const facts::SpecFact& spec);
-
 // Declared method name for messages ("model_local_kv_specs").
 std::string declaration_name(const facts::Project& project);
 
