@@ -469,8 +469,9 @@ class FileWalker {
  public:
   FileWalker(const Grammar& grammar, const facts::Vocabulary& vocabulary,
              const std::unordered_set<std::string_view>& cache_names, std::string_view path,
-             std::string_view source, TSNode root, facts::FileFacts& out)
-      : g_(grammar),
+             std::string_view source, TSNode root, facts::FileFacts& out, uint64_t step_budget)
+      : step_budget_(step_budget),
+        g_(grammar),
         vocab_(vocabulary),
         cache_names_(cache_names),
         path_(path),
@@ -483,11 +484,18 @@ class FileWalker {
     has_scope_ = contains(src_, "scope");
   }
 
+  // Steps spent so far: syntax nodes visited by any walk plus bytes scanned by text tests.
+  uint64_t steps() const { return steps_; }
+
   void run(TSNode root) {
     has_errors_ = ts_node_has_error(root);
     Cursor cursor(root);
     enter(root, 0);
     for (;;) {
+      if (steps_ > step_budget_) {
+        stop_over_budget(cursor.node());
+        return;
+      }
       if (open_.back().descend && ts_tree_cursor_goto_first_child(cursor.get())) {
         enter(cursor.node(), ts_tree_cursor_current_field_id(cursor.get()));
         continue;
@@ -508,6 +516,18 @@ class FileWalker {
   }
 
  private:
+  // A file whose analysis would take more steps than its budget is cut off where the walk
+  // stands: facts found so far are kept (as for a syntax error) and a problem says so.
+  void stop_over_budget(TSNode at) {
+    const Location where = loc(at);
+    while (open_.size() > 1) leave();
+    finish();
+    out_.parse_problems.push_back(
+        {where, "analysis stopped here: the file needs more than " + std::to_string(step_budget_) +
+                    " analysis steps (the per-file budget for its size); facts from here on are missing"});
+  }
+  void spend(uint64_t steps) const { steps_ += steps; }
+
   // ---- small helpers -------------------------------------------------------
   std::string_view text(TSNode n) const {
     if (ts_node_is_null(n)) return {};
@@ -533,6 +553,7 @@ class FileWalker {
     c.reset(n);
     if (!ts_tree_cursor_goto_first_child(c.get())) return;
     do {
+      spend(1);
       TSNode child = c.node();
       if (ts_node_is_named(child) && sym(child) != Sym::Comment)
         if (!f(child, ts_tree_cursor_current_field_id(c.get()))) return;
@@ -545,7 +566,10 @@ class FileWalker {
   }
   // identifier or attribute chain of identifiers (`a.b.c`).
   bool is_dotted(TSNode n) const {
-    while (!ts_node_is_null(n) && sym(n) == Sym::Attribute) n = field(n, g_.f_object);
+    while (!ts_node_is_null(n) && sym(n) == Sym::Attribute) {
+      spend(1);
+      n = field(n, g_.f_object);
+    }
     return !ts_node_is_null(n) && sym(n) == Sym::Identifier;
   }
   std::string_view last_component(TSNode n) const {
@@ -560,6 +584,7 @@ class FileWalker {
   // `self.a.b` / `self.a[k]`: the expression is rooted at self.
   bool rooted_at_self(TSNode n) const {
     for (;;) {
+      spend(1);
       const Sym s = sym(n);
       if (s == Sym::Identifier) return text(n) == "self";
       if (s == Sym::Attribute)
@@ -617,6 +642,7 @@ class FileWalker {
   // Dotted names rarely hold whitespace; keep a view when they do not.
   std::string_view strip_view(TSNode n) const {
     std::string_view t = text(n);
+    spend(t.size());
     for (char c : t)
       if (is_space(c)) {
         scratch_.push_back(strip_spaces(t));
@@ -634,19 +660,27 @@ class FileWalker {
         list.push_back(std::move(value));
     };
     while (!stack.empty() && ++visited < kMaxNameWalkNodes) {
+      spend(1);
       TSNode n = stack.back();
       stack.pop_back();
       switch (sym(n)) {
         case Sym::Identifier:
           add(names, std::string(text(n)));
           continue;
-        case Sym::Attribute:
-          if (is_dotted(n)) {
-            add(names, strip_spaces(text(n)));
-          } else {
-            stack.push_back(field(n, g_.f_object));
+        case Sym::Attribute: {
+          // Every attribute inside a chain shares the chain's base, so one walk down
+          // decides them all: `a.b.c` is one name; `f().b.c` reads only what `f()` reads.
+          TSNode base = field(n, g_.f_object);
+          while (!ts_node_is_null(base) && sym(base) == Sym::Attribute) {
+            spend(1);
+            base = field(base, g_.f_object);
           }
+          if (!ts_node_is_null(base) && sym(base) == Sym::Identifier)
+            add(names, strip_spaces(text(n)));
+          else if (!ts_node_is_null(base))
+            stack.push_back(base);
           continue;
+        }
         case Sym::Call: {
           TSNode fn = field(n, g_.f_function);
           TSNode args = field(n, g_.f_arguments);
@@ -901,6 +935,7 @@ class FileWalker {
     std::vector<TSNode> stack{root};
     std::size_t visited = 0;
     while (!stack.empty() && ++visited < kMaxNameWalkNodes) {
+      spend(1);
       TSNode n = stack.back();
       stack.pop_back();
       if (sym(n) == Sym::Call) {
@@ -922,6 +957,7 @@ class FileWalker {
 
   // ---- walk events -----------------------------------------------------------
   void enter(TSNode node, TSFieldId field_id) {
+    spend(1);
     Open o;
     o.node = node;
     if (!ts_node_is_named(node)) {
@@ -2293,12 +2329,14 @@ class FileWalker {
   }
   bool reads_scope(TSNode n) const {
     const std::string_view t = text(n);
+    spend(t.size());
     for (auto pos = t.find(".scope"); pos != std::string_view::npos; pos = t.find(".scope", pos + 1))
       if (pos + 6 >= t.size() || !is_ident_char(t[pos + 6])) return true;
     return contains_word(t, vocab_.scope_enum);
   }
   bool mentions_multiplicity(TSNode n) const {
     if (ts_node_is_null(n)) return false;
+    spend(text(n).size());
     const std::string t = lower(text(n));
     if (contains(t, "rows") || contains(t, "num_seqs") || contains(t, lower(vocab_.row_driver))) return true;
     for (std::size_t i = 0; i < t.size(); ++i)
@@ -2426,6 +2464,8 @@ class FileWalker {
     return 0;  // nothing after it
   }
 
+  mutable uint64_t steps_ = 0;
+  const uint64_t step_budget_;
   const Grammar& g_;
   const facts::Vocabulary& vocab_;
   const std::unordered_set<std::string_view>& cache_names_;
@@ -2528,24 +2568,35 @@ bool may_nest_too_deep(std::string_view s) {
 
 struct PythonAnalyzer::Impl {
   facts::Vocabulary vocabulary;
+  AnalysisBudget budget;
   Grammar grammar;
   ParserPtr parser;
   std::unordered_set<std::string_view> cache_names;
+  uint64_t last_steps = 0;
 
-  explicit Impl(const facts::Vocabulary& v) : vocabulary(v), parser(ts_parser_new()) {
+  Impl(const facts::Vocabulary& v, AnalysisBudget b) : vocabulary(v), budget(b), parser(ts_parser_new()) {
     ts_parser_set_language(parser.get(), grammar.language);
     for (const auto& name : vocabulary.cache_classes) cache_names.insert(name);
   }
 };
 
-PythonAnalyzer::PythonAnalyzer(const facts::Vocabulary& vocabulary)
-    : impl_(std::make_unique<Impl>(vocabulary)) {}
+uint64_t AnalysisBudget::for_source(std::size_t bytes) const {
+  return std::max(minimum_steps, steps_per_byte * static_cast<uint64_t>(bytes));
+}
+
+PythonAnalyzer::PythonAnalyzer(const facts::Vocabulary& vocabulary, AnalysisBudget budget)
+    : impl_(std::make_unique<Impl>(vocabulary, budget)) {}
 PythonAnalyzer::~PythonAnalyzer() = default;
 PythonAnalyzer::PythonAnalyzer(PythonAnalyzer&&) noexcept = default;
 PythonAnalyzer& PythonAnalyzer::operator=(PythonAnalyzer&&) noexcept = default;
 
+uint64_t PythonAnalyzer::last_steps() const {
+  return impl_->last_steps;
+}
+
 facts::FileFacts PythonAnalyzer::analyze(std::string_view path, std::string_view source,
                                          std::string module_name) {
+  impl_->last_steps = 0;
   facts::FileFacts out;
   out.path = std::string(path);
   out.module_name = std::move(module_name);
@@ -2569,8 +2620,10 @@ facts::FileFacts PythonAnalyzer::analyze(std::string_view path, std::string_view
     return out;
   }
   const TSNode root = ts_tree_root_node(tree.get());
-  FileWalker walker(impl_->grammar, impl_->vocabulary, impl_->cache_names, out.path, source, root, out);
+  FileWalker walker(impl_->grammar, impl_->vocabulary, impl_->cache_names, out.path, source, root, out,
+                    impl_->budget.for_source(source.size()));
   walker.run(root);
+  impl_->last_steps = walker.steps();
   return out;
 }
 

@@ -319,6 +319,71 @@ TEST(FrontendRobustness, HundredThousandDeepNestingDoesNotCrash) {
   EXPECT_EQ(in_strings.classes.size(), 1u);
 }
 
+// Long `.x` chains, rooted at names, calls and subscripts, in every position whose text the
+// front end reads (constants, attribute assignments, cache arguments, guards, call
+// arguments), with the words that switch on the optional handlers (use_cache,
+// capacity_source, scope) present. Work is counted in analysis steps.
+std::string attribute_chain_file(std::size_t target_bytes, std::size_t chain_length) {
+  std::string x;
+  for (std::size_t i = 0; i < chain_length; ++i) x += ".x";
+  std::string out = "from transformers import DynamicCache\n";
+  for (int i = 0; out.size() < target_bytes; ++i) {
+    const std::string n = std::to_string(i);
+    out += "C" + n + " = f()" + x + "\n"
+           "class K" + n + "(nn.Module):\n"
+           "    def __init__(self, b):\n"
+           "        self.a = g()" + x + "\n"
+           "        self.c = DynamicCache(b[0]" + x + ")\n"
+           "        if k()" + x + ".capacity_source == b" + x + ":\n"
+           "            self.d = DynamicCache(max_cache_len=b" + x + ".scope * 2)\n"
+           "        h(b" + x + ", use_cache=True)\n";
+  }
+  return out;
+}
+
+TEST(FrontendRobustness, LongAttributeChainsTakeStepsLinearInTheFileSize) {
+  const auto started = std::chrono::steady_clock::now();
+  python::PythonAnalyzer analyzer{facts::Vocabulary{}};
+  const std::string source = attribute_chain_file(400'000, 2'000);
+  const auto f = analyzer.analyze("chains.py", source);
+  EXPECT_TRUE(f.parse_problems.empty()) << f.parse_problems.front().message;
+  EXPECT_GE(f.classes.size(), 5u);
+  EXPECT_GE(f.cache_sites.size(), 10u);
+  EXPECT_GE(f.attribute_assignments.size(), 5u);
+  // Re-walking each chain from each of its nodes costs about chain_length / 2 steps per
+  // byte (here ~1,000); a linear walk costs a few.
+  const uint64_t steps = analyzer.last_steps();
+  EXPECT_GT(steps, source.size() / 4);  // the counter counts
+  EXPECT_LE(steps, 16 * source.size()) << steps << " steps for " << source.size() << " bytes";
+  // Doubling the chains does not change the work per byte.
+  const std::string longer = attribute_chain_file(400'000, 4'000);
+  analyzer.analyze("chains.py", longer);
+  EXPECT_LE(analyzer.last_steps(), 16 * longer.size());
+  // Safety net only (speed is measured in bench/): the quadratic walk took half a minute.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+}
+
+TEST(FrontendRobustness, AFileOverItsAnalysisBudgetIsCutOffWithAProblemAndKeepsEarlierFacts) {
+  std::string source = "class Early:\n    def __init__(self):\n        self.cache = DynamicCache()\n";
+  for (int i = 0; i < 2000; ++i) source += "v" + std::to_string(i) + " = f(a.b.c, d[e], g * h)\n";
+  source += "class Late:\n    def __init__(self):\n        self.cache = DynamicCache()\n";
+  python::PythonAnalyzer analyzer{facts::Vocabulary{}, python::AnalysisBudget{0, 2000}};
+  const auto f = analyzer.analyze("big.py", source);
+  ASSERT_EQ(f.parse_problems.size(), 1u);
+  EXPECT_THAT(f.parse_problems[0].message, ::testing::HasSubstr("analysis stopped here"));
+  EXPECT_GT(f.parse_problems[0].loc.line, 3u);
+  ASSERT_EQ(f.cache_sites.size(), 1u);
+  EXPECT_EQ(f.cache_sites[0].owner_class, "Early");
+  ASSERT_GE(f.classes.size(), 1u);
+  EXPECT_EQ(f.classes[0].name, "Early");
+  EXPECT_LT(analyzer.last_steps(), source.size());  // stopped near the budget, not at the end
+  // The default budget analyses the same file whole.
+  python::PythonAnalyzer whole{facts::Vocabulary{}};
+  const auto all = whole.analyze("big.py", source);
+  EXPECT_TRUE(all.parse_problems.empty());
+  EXPECT_EQ(all.cache_sites.size(), 2u);
+}
+
 TEST(FrontendApi, ReusableAnalyzerMatchesFreeFunction) {
   const std::string a = "class A:\n    def f(self):\n        self.c = DynamicCache()\n";
   const std::string b = "from x import y as z\n";
