@@ -78,6 +78,26 @@ x = 1  # kvlint: ignore[KV101] nothing here builds a cache
 ## How to fix
 Delete the comment. Suppressions of rules not selected in this run are not reported.
 )doc"},
+    {"KV904", "malformed-suppression", Severity::Warning,
+     "A `# kvlint:` comment is not a well-formed suppression, so it suppresses nothing.",
+     R"doc(## What it does
+Reports a `# kvlint:` comment that is not `ignore[CODES] reason` or `ignore-file[CODES] reason`:
+no brackets (`ignore KV101`), empty brackets (`ignore[]`), an unclosed bracket, or an unknown
+directive (`disable[KV101]`, `ignored[KV101]`).
+
+## Why it matters
+A malformed suppression suppresses nothing. Reading it as "suppress everything" would let a
+typo (`# kvlint: ignore KV999`) hide every finding on the line with no trace; reading it
+silently as nothing would leave the author believing a finding is silenced.
+
+## Example
+```python
+self.cache = DynamicCache()  # kvlint: ignore KV101 declared by the runner
+```
+
+## How to fix
+Put the codes in brackets: `# kvlint: ignore[KV101] declared by the runner`.
+)doc"},
 };
 
 }  // namespace

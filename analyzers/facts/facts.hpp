@@ -28,13 +28,26 @@ struct Location {
   bool operator==(const Location&) const = default;
 };
 
-// A literal's value when the expression is a plain literal.
+// A literal's value when the expression is a plain literal. Exactly these are literals
+// (anything else is LiteralKind::None, literal_value empty):
+//   - Int / Float: a number token as written (`2048`, `0x800`, `1_024`, `1e-3`, `.5`),
+//     optionally with one unary `-` or `+` in front (`-1`, `- 1`, `+2.5`); the value is the
+//     token with `-` kept and `+` dropped ("-1", "2.5"). Not: `--1`, `-x`, `1 + 1`, imaginary
+//     numbers (`2j`).
+//   - String: one string (`"a"`, `'a'`, `r"\d"`, `u"a"`, triple-quoted) or an implicit
+//     concatenation of such strings (`"a" "b"` -> "ab"); the value is decoded unless raw:
+//     `\n`, `\t`, `\r`, `\\`, `\'`, `\"` and line continuations are applied, other escapes
+//     (`\x41`, `\u00e9`) kept as written. Not: f-strings, nor a concatenation with any f-string
+//     part; not bytes (`b"a"`).
+//   - Bool: `True` / `False` (value "True" / "False"); NoneValue: `None` (value "None").
+// Parentheses around a literal, or around the number of a signed one, are transparent:
+// `(2048)`, `((-1))`, `-(1)`, `("a" "b")`. Tuples, lists, `...` and names are never literals.
 enum class LiteralKind { None, Int, Float, String, Bool, NoneValue };
 
 struct Expression {
   std::string text;                          // as written
-  LiteralKind literal = LiteralKind::None;   // kind when the whole expression is a literal
-  std::string literal_value;                 // int/float digits, decoded string, "True"/"False"
+  LiteralKind literal = LiteralKind::None;   // kind when the whole expression is a literal (see above)
+  std::string literal_value;                 // the literal's value (see LiteralKind)
   std::vector<std::string> names;            // dotted names read in it: "self.config.sliding_window", "max_model_len"
   Location loc;
   // A cache constructor's argument that is a bare local assigned exactly once before it in
@@ -169,13 +182,18 @@ struct SpecFact {
   // name, layers, kv_heads, head_dim, dtype, physical_capacity_positions,
   // capacity_source, scope, rows, rows_fixed, rows_reason, allocation_note.
   std::vector<Argument> fields;
-  RowsDriver rows = RowsDriver::Absent;
-  std::vector<Guard> guards;  // guards inside the declaring method, early returns included
+  // `**common` / `*args` in the call, as written: any field may be set through them, so a
+  // field missing from `fields` is unknown rather than absent (see may_set).
+  std::vector<Expression> unpacked;
+  RowsDriver rows = RowsDriver::Absent;  // Absent also when `rows` may come from `unpacked`
+  std::vector<Guard> guards;             // guards inside the declaring method, early returns included
   const Argument* field(std::string_view canonical_name) const {
     for (const auto& f : fields)
       if (f.keyword == canonical_name) return &f;
     return nullptr;
   }
+  // The field is written, or may be, through an unpacked argument the front end cannot see into.
+  bool may_set(std::string_view canonical_name) const { return field(canonical_name) || !unpacked.empty(); }
 };
 
 // `return self.gen.model_local_kv_specs()`, `specs += self.x.model_local_kv_specs()`,
@@ -321,12 +339,16 @@ struct ImportFact {
   Location loc;
 };
 
+// A `# kvlint: ignore[CODES] reason` / `# kvlint: ignore-file[CODES] reason` comment. Any
+// other `# kvlint:` comment (no brackets, `[]`, an unclosed `[`, an unknown directive) is
+// kept with `malformed` set: it suppresses nothing, and the engine reports it (KV904).
 struct Suppression {
   Location loc;              // the comment
   bool file_level = false;   // ignore-file[...]
-  std::vector<std::string> codes;  // as written; empty means "all" (only when written without brackets)
+  std::vector<std::string> codes;  // codes or prefixes as written; empty exactly when malformed
   std::string reason;        // trimmed text after the bracket; empty when none
   uint32_t applies_to_line = 0;  // the line it covers: its own line when the comment trails code, else the next code line
+  std::string malformed;     // why it is not a valid suppression; empty when it is one
 };
 
 struct ParseProblem {

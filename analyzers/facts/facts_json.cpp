@@ -295,6 +295,12 @@ json to_json(const FileFacts& f) {
                        {"constructor", s.constructor},
                        {"config", w.opt_expr(s.config)},
                        {"fields", w.args(s.fields)},
+                       {"unpacked",
+                        [&] {
+                          json unpacked = json::array();
+                          for (const auto& e : s.unpacked) unpacked.push_back(w.expr(e));
+                          return unpacked;
+                        }()},
                        {"rows", enum_name(s.rows, kRowsDrivers)},
                        {"guards", w.guards(s.guards)}});
     json forwards = json::array();
@@ -364,7 +370,8 @@ json to_json(const FileFacts& f) {
                             {"file_level", s.file_level},
                             {"codes", s.codes},
                             {"reason", s.reason},
-                            {"applies_to_line", s.applies_to_line}});
+                            {"applies_to_line", s.applies_to_line},
+                            {"malformed", s.malformed}});
 
   json& problems = j["parse_problems"] = json::array();
   for (const auto& p : f.parse_problems) problems.push_back({{"loc", w.loc(p.loc)}, {"message", p.message}});
@@ -453,6 +460,7 @@ FileFacts file_facts_from_json(const json& j) {
       spec.constructor = s.at("constructor").get<std::string>();
       spec.config = r.opt_expr(s.at("config"));
       spec.fields = r.args(s.at("fields"));
+      for (const auto& e : s.at("unpacked")) spec.unpacked.push_back(r.expr(e));
       spec.rows = enum_value(s.at("rows"), kRowsDrivers);
       spec.guards = r.guards(s.at("guards"));
       decl.specs.push_back(std::move(spec));
@@ -507,7 +515,8 @@ FileFacts file_facts_from_json(const json& j) {
   for (const auto& s : j.at("suppressions"))
     f.suppressions.push_back({r.loc(s.at("loc")), s.at("file_level").get<bool>(),
                               s.at("codes").get<std::vector<std::string>>(),
-                              s.at("reason").get<std::string>(), s.at("applies_to_line").get<uint32_t>()});
+                              s.at("reason").get<std::string>(), s.at("applies_to_line").get<uint32_t>(),
+                              s.at("malformed").get<std::string>()});
 
   for (const auto& p : j.at("parse_problems"))
     f.parse_problems.push_back({r.loc(p.at("loc")), p.at("message").get<std::string>()});

@@ -481,8 +481,9 @@ class FileWalker {
  public:
   FileWalker(const Grammar& grammar, const facts::Vocabulary& vocabulary,
              const std::unordered_set<std::string_view>& cache_names, std::string_view path,
-             std::string_view source, TSNode root, facts::FileFacts& out)
-      : g_(grammar),
+             std::string_view source, TSNode root, facts::FileFacts& out, uint64_t step_budget)
+      : step_budget_(step_budget),
+        g_(grammar),
         vocab_(vocabulary),
         cache_names_(cache_names),
         path_(path),
@@ -496,11 +497,18 @@ class FileWalker {
     has_scope_ = contains(src_, "scope");
   }
 
+  // Steps spent so far: syntax nodes visited by any walk plus bytes scanned by text tests.
+  uint64_t steps() const { return steps_; }
+
   void run(TSNode root) {
     has_errors_ = ts_node_has_error(root);
     Cursor cursor(root);
     enter(root, 0);
     for (;;) {
+      if (steps_ > step_budget_) {
+        stop_over_budget(cursor.node());
+        return;
+      }
       if (open_.back().descend && ts_tree_cursor_goto_first_child(cursor.get())) {
         enter(cursor.node(), ts_tree_cursor_current_field_id(cursor.get()));
         continue;
@@ -521,6 +529,18 @@ class FileWalker {
   }
 
  private:
+  // A file whose analysis would take more steps than its budget is cut off where the walk
+  // stands: facts found so far are kept (as for a syntax error) and a problem says so.
+  void stop_over_budget(TSNode at) {
+    const Location where = loc(at);
+    while (open_.size() > 1) leave();
+    finish();
+    out_.parse_problems.push_back(
+        {where, "analysis stopped here: the file needs more than " + std::to_string(step_budget_) +
+                    " analysis steps (the per-file budget for its size); facts from here on are missing"});
+  }
+  void spend(uint64_t steps) const { steps_ += steps; }
+
   // ---- small helpers -------------------------------------------------------
   std::string_view text(TSNode n) const {
     if (ts_node_is_null(n)) return {};
@@ -546,6 +566,7 @@ class FileWalker {
     c.reset(n);
     if (!ts_tree_cursor_goto_first_child(c.get())) return;
     do {
+      spend(1);
       TSNode child = c.node();
       if (ts_node_is_named(child) && sym(child) != Sym::Comment)
         if (!f(child, ts_tree_cursor_current_field_id(c.get()))) return;
@@ -558,7 +579,10 @@ class FileWalker {
   }
   // identifier or attribute chain of identifiers (`a.b.c`).
   bool is_dotted(TSNode n) const {
-    while (!ts_node_is_null(n) && sym(n) == Sym::Attribute) n = field(n, g_.f_object);
+    while (!ts_node_is_null(n) && sym(n) == Sym::Attribute) {
+      spend(1);
+      n = field(n, g_.f_object);
+    }
     return !ts_node_is_null(n) && sym(n) == Sym::Identifier;
   }
   std::string_view last_component(TSNode n) const {
@@ -573,6 +597,7 @@ class FileWalker {
   // `self.a.b` / `self.a[k]`: the expression is rooted at self.
   bool rooted_at_self(TSNode n) const {
     for (;;) {
+      spend(1);
       const Sym s = sym(n);
       if (s == Sym::Identifier) return text(n) == "self";
       if (s == Sym::Attribute)
@@ -630,6 +655,7 @@ class FileWalker {
   // Dotted names rarely hold whitespace; keep a view when they do not.
   std::string_view strip_view(TSNode n) const {
     std::string_view t = text(n);
+    spend(t.size());
     for (char c : t)
       if (is_space(c)) {
         scratch_.push_back(strip_spaces(t));
@@ -647,19 +673,27 @@ class FileWalker {
         list.push_back(std::move(value));
     };
     while (!stack.empty() && ++visited < kMaxNameWalkNodes) {
+      spend(1);
       TSNode n = stack.back();
       stack.pop_back();
       switch (sym(n)) {
         case Sym::Identifier:
           add(names, std::string(text(n)));
           continue;
-        case Sym::Attribute:
-          if (is_dotted(n)) {
-            add(names, strip_spaces(text(n)));
-          } else {
-            stack.push_back(field(n, g_.f_object));
+        case Sym::Attribute: {
+          // Every attribute inside a chain shares the chain's base, so one walk down
+          // decides them all: `a.b.c` is one name; `f().b.c` reads only what `f()` reads.
+          TSNode base = field(n, g_.f_object);
+          while (!ts_node_is_null(base) && sym(base) == Sym::Attribute) {
+            spend(1);
+            base = field(base, g_.f_object);
           }
+          if (!ts_node_is_null(base) && sym(base) == Sym::Identifier)
+            add(names, strip_spaces(text(n)));
+          else if (!ts_node_is_null(base))
+            stack.push_back(base);
           continue;
+        }
         case Sym::Call: {
           TSNode fn = field(n, g_.f_function);
           TSNode args = field(n, g_.f_arguments);
@@ -695,11 +729,9 @@ class FileWalker {
     if (ts_node_is_null(n)) return;
     switch (sym(n)) {
       case Sym::Integer:
-        e.literal = facts::LiteralKind::Int;
-        e.literal_value = std::string(text(n));
-        return;
       case Sym::Float:
-        e.literal = facts::LiteralKind::Float;
+        if (is_imaginary(n)) return;
+        e.literal = sym(n) == Sym::Integer ? facts::LiteralKind::Int : facts::LiteralKind::Float;
         e.literal_value = std::string(text(n));
         return;
       case Sym::True:
@@ -718,7 +750,7 @@ class FileWalker {
         TSNode arg = unwrap_parens(field(n, g_.f_argument));
         const std::string_view op = text(field(n, g_.f_operator));
         if (!ts_node_is_null(arg) && (op == "-" || op == "+") &&
-            (sym(arg) == Sym::Integer || sym(arg) == Sym::Float)) {
+            (sym(arg) == Sym::Integer || sym(arg) == Sym::Float) && !is_imaginary(arg)) {
           e.literal = sym(arg) == Sym::Integer ? facts::LiteralKind::Int : facts::LiteralKind::Float;
           e.literal_value = (op == "-" ? "-" : "") + std::string(text(arg));
         }
@@ -754,7 +786,12 @@ class FileWalker {
         return;
     }
   }
-  // The value of a plain (non f-) string literal.
+  // tree-sitter-python folds the `j` suffix of imaginary numbers into integer/float tokens.
+  bool is_imaginary(TSNode number) const {
+    const std::string_view t = text(number);
+    return !t.empty() && (t.back() == 'j' || t.back() == 'J');
+  }
+  // The value of a plain string literal: not an f-string, not bytes.
   bool decode_string(TSNode n, std::string& out) const {
     const uint32_t count = ts_node_child_count(n);
     if (count < 2) return false;
@@ -762,7 +799,7 @@ class FileWalker {
     const std::string_view prefix = text(start);
     bool raw = false;
     for (char c : prefix) {
-      if (c == 'f' || c == 'F') return false;
+      if (c == 'f' || c == 'F' || c == 'b' || c == 'B') return false;
       if (c == 'r' || c == 'R') raw = true;
     }
     const uint32_t body_start = ts_node_end_byte(start), body_end = ts_node_start_byte(end);
@@ -911,6 +948,7 @@ class FileWalker {
     std::vector<TSNode> stack{root};
     std::size_t visited = 0;
     while (!stack.empty() && ++visited < kMaxNameWalkNodes) {
+      spend(1);
       TSNode n = stack.back();
       stack.pop_back();
       if (sym(n) == Sym::Call) {
@@ -932,6 +970,7 @@ class FileWalker {
 
   // ---- walk events -----------------------------------------------------------
   void enter(TSNode node, TSFieldId field_id) {
+    spend(1);
     Open o;
     o.node = node;
     if (!ts_node_is_named(node)) {
@@ -2459,7 +2498,10 @@ class FileWalker {
         if (takes_config && arg.position == 0) spec.config = std::move(arg.value);
         continue;
       }
-      if (arg.keyword == "*" || arg.keyword == "**") continue;
+      if (arg.keyword == "*" || arg.keyword == "**") {
+        spec.unpacked.push_back(std::move(arg.value));
+        continue;
+      }
       for (const auto& [written, canonical] : vocab_.field_aliases)
         if (arg.keyword == written) arg.keyword = canonical;
       spec.fields.push_back(std::move(arg));
@@ -2913,6 +2955,7 @@ class FileWalker {
   }
   bool reads_scope(TSNode n) const {
     const std::string_view t = text(n);
+    spend(t.size());
     for (auto pos = t.find(".scope"); pos != std::string_view::npos; pos = t.find(".scope", pos + 1))
       if (pos + 6 >= t.size() || !is_ident_char(t[pos + 6])) return true;
     return contains_word(t, vocab_.scope_enum) || compares_scope(n);
@@ -2946,6 +2989,7 @@ class FileWalker {
   }
   bool mentions_multiplicity(TSNode n) const {
     if (ts_node_is_null(n)) return false;
+    spend(text(n).size());
     const std::string t = lower(text(n));
     if (contains(t, "rows") || contains(t, "num_seqs") || contains(t, lower(vocab_.row_driver))) return true;
     for (std::size_t i = 0; i < t.size(); ++i)
@@ -3018,6 +3062,9 @@ class FileWalker {
   }
 
   // ---- suppressions --------------------------------------------------------------
+  // `# kvlint: ignore[CODES] reason` / `# kvlint: ignore-file[CODES] reason`. Any other
+  // `# kvlint:` comment is kept as a malformed suppression (it suppresses nothing and the
+  // engine reports it), so a mistyped one never silences more, or less, than it says.
   void on_comment(TSNode node) {
     const std::string_view t = text(node);
     if (!contains(t, "kvlint")) return;
@@ -3025,20 +3072,28 @@ class FileWalker {
     if (!starts_with(rest, "kvlint:")) return;
     rest = trim(rest.substr(7));
     facts::Suppression s;
-    if (starts_with(rest, "ignore-file")) {
+    s.loc = loc(node);
+    s.applies_to_line = applies_to_line(node);
+    std::string_view directive = rest.substr(0, std::min(rest.find('['), rest.size()));
+    directive = directive.substr(0, std::min(directive.find_first_of(" \t:="), directive.size()));
+    if (directive == "ignore-file") {
       s.file_level = true;
-      rest.remove_prefix(11);
-    } else if (starts_with(rest, "ignore")) {
-      rest.remove_prefix(6);
-    } else {
+    } else if (directive != "ignore") {
+      s.malformed = directive.empty() ? "`# kvlint:` names no directive"
+                                      : "unknown directive `" + std::string(directive) + "`";
+      s.malformed += "; write `# kvlint: ignore[KV101] reason` or `# kvlint: ignore-file[KV101] reason`";
+      out_.suppressions.push_back(std::move(s));
       return;
     }
-    if (!rest.empty() && is_ident_char(rest.front())) return;  // "ignored", "ignore_me"
-    rest = trim(rest);
-    if (!rest.empty() && rest.front() == '[') {
-      const auto close = rest.find(']');
-      const std::string_view inside =
-          rest.substr(1, close == std::string_view::npos ? rest.size() - 1 : close - 1);
+    rest = trim(rest.substr(directive.size()));
+    const auto close = rest.find(']');
+    if (rest.empty() || rest.front() != '[') {
+      s.malformed = "`" + std::string(directive) + "` without `[CODES]` names no code; write `" +
+                    std::string(directive) + "[KV101] reason`";
+    } else if (close == std::string_view::npos) {
+      s.malformed = "`[` is never closed; write `" + std::string(directive) + "[KV101] reason`";
+    } else {
+      const std::string_view inside = rest.substr(1, close - 1);
       std::size_t start = 0;
       for (std::size_t i = 0; i <= inside.size(); ++i) {
         if (i == inside.size() || inside[i] == ',' || is_space(inside[i])) {
@@ -3047,11 +3102,10 @@ class FileWalker {
           start = i + 1;
         }
       }
-      rest = close == std::string_view::npos ? std::string_view{} : rest.substr(close + 1);
+      if (s.codes.empty()) s.malformed = "`[]` names no code";
+      s.reason = std::string(trim(rest.substr(close + 1)));
     }
-    s.reason = std::string(trim(rest));
-    s.loc = loc(node);
-    s.applies_to_line = applies_to_line(node);
+    if (!s.malformed.empty()) s.codes.clear();
     out_.suppressions.push_back(std::move(s));
   }
   uint32_t applies_to_line(TSNode comment) const {
@@ -3074,6 +3128,8 @@ class FileWalker {
     return 0;  // nothing after it
   }
 
+  mutable uint64_t steps_ = 0;
+  const uint64_t step_budget_;
   const Grammar& g_;
   const facts::Vocabulary& vocab_;
   const std::unordered_set<std::string_view>& cache_names_;
@@ -3177,24 +3233,35 @@ bool may_nest_too_deep(std::string_view s) {
 
 struct PythonAnalyzer::Impl {
   facts::Vocabulary vocabulary;
+  AnalysisBudget budget;
   Grammar grammar;
   ParserPtr parser;
   std::unordered_set<std::string_view> cache_names;
+  uint64_t last_steps = 0;
 
-  explicit Impl(const facts::Vocabulary& v) : vocabulary(v), parser(ts_parser_new()) {
+  Impl(const facts::Vocabulary& v, AnalysisBudget b) : vocabulary(v), budget(b), parser(ts_parser_new()) {
     ts_parser_set_language(parser.get(), grammar.language);
     for (const auto& name : vocabulary.cache_classes) cache_names.insert(name);
   }
 };
 
-PythonAnalyzer::PythonAnalyzer(const facts::Vocabulary& vocabulary)
-    : impl_(std::make_unique<Impl>(vocabulary)) {}
+uint64_t AnalysisBudget::for_source(std::size_t bytes) const {
+  return std::max(minimum_steps, steps_per_byte * static_cast<uint64_t>(bytes));
+}
+
+PythonAnalyzer::PythonAnalyzer(const facts::Vocabulary& vocabulary, AnalysisBudget budget)
+    : impl_(std::make_unique<Impl>(vocabulary, budget)) {}
 PythonAnalyzer::~PythonAnalyzer() = default;
 PythonAnalyzer::PythonAnalyzer(PythonAnalyzer&&) noexcept = default;
 PythonAnalyzer& PythonAnalyzer::operator=(PythonAnalyzer&&) noexcept = default;
 
+uint64_t PythonAnalyzer::last_steps() const {
+  return impl_->last_steps;
+}
+
 facts::FileFacts PythonAnalyzer::analyze(std::string_view path, std::string_view source,
                                          std::string module_name) {
+  impl_->last_steps = 0;
   facts::FileFacts out;
   out.path = std::string(path);
   out.module_name = std::move(module_name);
@@ -3218,8 +3285,10 @@ facts::FileFacts PythonAnalyzer::analyze(std::string_view path, std::string_view
     return out;
   }
   const TSNode root = ts_tree_root_node(tree.get());
-  FileWalker walker(impl_->grammar, impl_->vocabulary, impl_->cache_names, out.path, source, root, out);
+  FileWalker walker(impl_->grammar, impl_->vocabulary, impl_->cache_names, out.path, source, root, out,
+                    impl_->budget.for_source(source.size()));
   walker.run(root);
+  impl_->last_steps = walker.steps();
   return out;
 }
 

@@ -140,8 +140,9 @@ bool is_graph_pool_spec(const facts::SpecFact& spec) {
 }
 
 bool declares_graph_pool(const facts::Declaration& declaration) {
+  // A spec with `**kwargs` may carry the naming fields unseen: it may be the pool.
   return std::any_of(declaration.specs.begin(), declaration.specs.end(),
-                     [](const facts::SpecFact& s) { return is_graph_pool_spec(s); });
+                     [](const facts::SpecFact& s) { return is_graph_pool_spec(s) || !s.unpacked.empty(); });
 }
 
 bool is_graph_wrapper(const facts::Project& project, facts::ClassRef cls) {
@@ -152,13 +153,6 @@ bool is_graph_wrapper(const facts::Project& project, facts::ClassRef cls) {
   // A module that captures (MiMo captures in its constructor) is still there under
   // enforce_eager; only a non-module that captures is a wrapper the eager path lacks.
   return project.is_module(cls) != facts::Tristate::Yes && !project.captures_of(cls).empty();
-}
-
-std::string spec_label(const facts::SpecFact& spec) {
-  const facts::Argument* name = spec.field("name");
-  if (!name) return "a spec";
-  if (name->value.literal == facts::LiteralKind::String) return quoted(name->value.literal_value);
-  return quoted(name->value.text);
 }
 
 std::string declaration_name(const facts::Project& project) {

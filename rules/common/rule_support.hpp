@@ -49,6 +49,8 @@ const facts::Guard* owner_state_guard(const std::vector<facts::Guard>& guards,
 
 // Graph-pool spec convention: the spec's name, allocation_note, capacity_source
 // or rows_reason mentions "graph", "captur" or "bucket" (case-insensitive).
+// declares_graph_pool also counts a spec with unpacked arguments (`**common`), whose
+// naming fields cannot be seen.
 bool is_graph_pool_spec(const facts::SpecFact& spec);
 bool declares_graph_pool(const facts::Declaration& declaration);
 
@@ -56,9 +58,6 @@ bool declares_graph_pool(const facts::Declaration& declaration);
 // "GraphRunner"), or a class that is not known to be an nn.Module and captures CUDA
 // graphs itself (any CaptureSite, bases included).
 bool is_graph_wrapper(const facts::Project& project, facts::ClassRef cls);
-
-// The spec's `name` field as written ("`codec_decoder`"), or "a spec" when absent.
-std::string spec_label(const facts::SpecFact& spec);
 
 // Declared method name for messages ("model_local_kv_specs").
 std::string declaration_name(const facts::Project& project);

@@ -41,10 +41,6 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
-bool contains_ci(std::string_view text, std::string_view needle) {
-  return lowercase(text).find(lowercase(needle)) != std::string::npos;
-}
-
 std::vector<std::string> identifier_words(std::string_view text) {
   std::vector<std::string> words;
   std::string current;

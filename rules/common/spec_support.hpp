@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "analyzers/facts/project.hpp"
+#include "rules/common/rule_support.hpp"
 
 namespace kvlint::spec_support {
 
@@ -33,7 +34,7 @@ namespace kvlint::spec_support {
 std::string lowercase(std::string_view text);
 std::string without_whitespace(std::string_view text);
 std::string_view trim(std::string_view text);
-bool contains_ci(std::string_view text, std::string_view needle);
+using rules::contains_ci;  // one case-insensitive substring test for all rules (rule_support.hpp)
 // Lowercased identifier words: split on anything not alphanumeric, on `_` and
 // on camelCase boundaries ("requestId" -> request, id).
 std::vector<std::string> identifier_words(std::string_view text);

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "rules/common/rule_support.hpp"
+#include "rules/common/spec_support.hpp"
 
 namespace kvlint {
 namespace {
@@ -85,8 +86,9 @@ class Check final : public Rule {
     Finding f = kvlint::make_finding(kInfo, decl.loc, decl.owner_class);
     std::vector<std::string> labels;
     for (const auto& spec : decl.specs) {
-      labels.push_back(rules::spec_label(spec));
-      f.related.push_back(rules::related(spec.loc, fmt::format("declares {} here", rules::spec_label(spec))));
+      labels.push_back(spec_support::spec_label(spec));
+      f.related.push_back(
+          rules::related(spec.loc, fmt::format("declares {} here", spec_support::spec_label(spec))));
     }
     std::string list;
     for (std::size_t i = 0; i < labels.size(); ++i) list += (i ? ", " : "") + labels[i];

@@ -96,6 +96,7 @@ class Check final : public Rule {
   static void check_reason(const ss::SpecRef& ref, const std::string& owner, std::vector<Finding>& out) {
     const auto& spec = *ref.spec;
     const auto* reason = spec.field("rows_reason");
+    if (!reason && spec.may_set("rows_reason")) return;  // may come through `**kwargs`: unseen, not absent
     std::string problem;
     if (!reason || reason->value.literal == facts::LiteralKind::NoneValue)
       problem = "gives no `rows_reason`";

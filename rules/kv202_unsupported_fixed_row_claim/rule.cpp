@@ -168,8 +168,10 @@ class Check final : public Rule {
 
       facts::Location loc = ss::field_loc(spec, "rows");
       const auto* fixed = spec.field("rows_fixed");
-      std::string claim =
-          fixed ? fmt::format("`rows_fixed={}`", fixed->value.text) : "the default `rows_fixed=1`";
+      std::string claim = fixed                        ? fmt::format("`rows_fixed={}`", fixed->value.text)
+                          : spec.may_set("rows_fixed") ? fmt::format("the `rows_fixed` passed through `{}`",
+                                                                     spec.unpacked.front().text)
+                                                       : "the default `rows_fixed=1`";
       std::string declarer = match.spec.declaration->owner_class;
       std::string where = ss::declared_in_suffix(declarer, site.owner_class);
       Finding f = kvlint::make_finding(kInfo, loc, site.owner_class);

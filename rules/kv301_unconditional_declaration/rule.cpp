@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "rules/common/rule_support.hpp"
+#include "rules/common/spec_support.hpp"
 
 namespace kvlint {
 namespace {
@@ -111,7 +112,7 @@ class Check final : public Rule {
       }
       Finding f = kvlint::make_finding(kInfo, at, site.owner_class);
       std::string declared = decl->specs.size() == 1
-                                 ? fmt::format("{} (line {})", rules::spec_label(decl->specs.front()),
+                                 ? fmt::format("{} (line {})", spec_support::spec_label(decl->specs.front()),
                                                decl->specs.front().loc.line)
                                  : fmt::format("{} specs (line {})", decl->specs.size(), decl->loc.line);
       f.message = fmt::format(

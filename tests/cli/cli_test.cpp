@@ -256,6 +256,40 @@ TEST(Cli, UnreadableDirectoryIsADiagnostic) {
   EXPECT_EQ(report["findings"].size(), 2u);
 }
 
+// Static mode reads files; it never imports or runs them. Every planted entry point (the
+// module itself, its package, sitecustomize on PYTHONPATH, a boot entry in the config) would
+// write a marker file if anything executed it.
+TEST(Cli, CheckNeverImportsOrExecutesProjectCode) {
+  TempDir dir;
+  TempDir markers;
+  const std::string write_marker =
+      "open(" + json(markers.path().string()).dump() + " + '/' + __name__ + '.ran', 'w').close()\n";
+  dir.write("pkg/__init__.py", write_marker);
+  dir.write("pkg/model.py", "from transformers import DynamicCache\nfrom torch import nn\n" + write_marker +
+                                "def build():\n    " + write_marker +
+                                "    return M()\n"
+                                "class M(nn.Module):\n    def __init__(self):\n"
+                                "        super().__init__()\n        self.cache = DynamicCache()\n");
+  dir.write("sitecustomize.py", write_marker);
+  dir.write("conftest.py", write_marker);
+  dir.write(
+      "kvlint.toml",
+      "select = [\"KV\"]\n[runtime.models.m]\nfactory = \"pkg.model:build\"\ndriver = \"pkg.model:build\"\n"
+      "owners = [\"M\"]\npaths = [\"p\"]\npython-path = [\".\"]\n");
+  const std::string env = "env PYTHONPATH=" + shell_quote(dir.path().string()) +
+                          " PYTHONSTARTUP=" + shell_quote((dir.path() / "sitecustomize.py").string());
+  const CliRun text = kvlint(dir.path(), {"check", "--no-cache", "."}, env);
+  EXPECT_EQ(text.exit_code, 1) << text.err;  // KV101 on M: the file was analysed
+  EXPECT_THAT(text.out, HasSubstr("KV101"));
+  const CliRun facts = kvlint(dir.path(), {"facts", "pkg/model.py"}, env);
+  EXPECT_EQ(facts.exit_code, 0) << facts.err;
+  const CliRun cached = kvlint(dir.path(), {"check", "--format", "json", "-j", "2", "pkg"}, env);
+  EXPECT_EQ(cached.exit_code, 1) << cached.err;
+  std::vector<std::string> ran;
+  for (const auto& entry : fs::directory_iterator(markers.path())) ran.push_back(entry.path().filename());
+  EXPECT_THAT(ran, ::testing::IsEmpty());
+}
+
 TEST(Cli, OutputIsDeterministicAcrossJobCounts) {
   TempDir dir;
   for (int i = 0; i < 40; ++i)

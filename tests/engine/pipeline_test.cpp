@@ -57,6 +57,21 @@ TEST(Fingerprint, StableWhenALineIsInsertedAboveAndDistinctForIdenticalLines) {
   EXPECT_NE(fingerprints(check(dir), "KV901"), before);
 }
 
+TEST(Pipeline, SuppressionWithoutBracketsHidesNothingAndIsReported) {
+  TempDir dir;
+  dir.write("m.py",
+            "from torch import nn\n"
+            "from transformers import DynamicCache\n"
+            "class M(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        self.cache = DynamicCache()  # kvlint: ignore KV999\n");
+  const auto result = check(dir);
+  std::vector<std::string> codes;
+  for (const auto& f : result.findings) codes.push_back(f.code + "@" + std::to_string(f.loc.line));
+  EXPECT_EQ(codes, (std::vector<std::string>{"KV101@5", "KV904@5"}));
+  EXPECT_EQ(result.suppressed, 0u);
+}
+
 TEST(Fingerprint, DependsOnCodePathOwnerAndText) {
   Finding f;
   f.code = "KV101";

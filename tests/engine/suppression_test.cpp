@@ -103,5 +103,26 @@ TEST(Suppressions, Kv903CanBeSilencedByIgnoreFile) {
   EXPECT_EQ(out.suppressed, 1u);
 }
 
+TEST(Suppressions, MalformedSuppressionSuppressesNothingAndIsReportedAsKv904) {
+  facts::FileFacts file;
+  file.path = "m.py";
+  auto malformed = inline_suppression(3, {}, "");
+  malformed.malformed = "`ignore` without `[CODES]` names no code";
+  auto malformed_file = malformed;
+  malformed_file.file_level = true;
+  malformed_file.loc.line = malformed_file.applies_to_line = 1;
+  file.suppressions = {malformed_file, malformed};
+  Config config;
+  auto out = apply_suppressions({finding("KV101", 3), finding("KV202", 9)}, {&file}, config);
+  // Neither hides anything, neither counts as unused (KV903) or reasonless (KV901).
+  EXPECT_EQ(codes_of(out), (std::vector<std::string>{"KV101@3", "KV202@9", "KV904@1", "KV904@3"}));
+  EXPECT_EQ(out.suppressed, 0u);
+  ASSERT_EQ(out.kept.size(), 4u);
+  EXPECT_THAT(out.kept[3].message, ::testing::HasSubstr("names no code"));
+  config.ignore = {"KV904"};
+  EXPECT_EQ(codes_of(apply_suppressions({finding("KV101", 3)}, {&file}, config)),
+            std::vector<std::string>{"KV101@3"});
+}
+
 }  // namespace
 }  // namespace kvlint

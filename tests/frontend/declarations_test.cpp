@@ -67,6 +67,38 @@ TEST(FrontendDeclarations, SpecsFieldsAndRowsSpellings) {
   EXPECT_EQ(d.specs[5].rows, RowsDriver::Absent);
 }
 
+TEST(FrontendDeclarations, UnpackedArgumentsAreRecordedSoMissingFieldsAreUnknown) {
+  const auto f = analyze(R"PY(class Decoder(nn.Module):
+    def model_local_kv_specs(self, **kw):
+        common = dict(scope=ModelLocalKVScope.REQUEST)
+        return [
+            ModelLocalKVSpec(**common, physical_capacity_positions=2048),
+            spec_from_hf_config(cfg, **kw),
+            spec_from_hf_config(*args, name="x"),
+            spec_from_hf_config(cfg, name="plain", rows=RowDriver.FIXED),
+        ]
+)PY");
+  ASSERT_EQ(f.declarations.size(), 1u);
+  const auto& specs = f.declarations[0].specs;
+  ASSERT_EQ(specs.size(), 4u);
+  ASSERT_EQ(specs[0].unpacked.size(), 1u);
+  EXPECT_EQ(specs[0].unpacked[0].text, "**common");
+  EXPECT_EQ(specs[0].unpacked[0].names, (std::vector<std::string>{"common"}));
+  ASSERT_EQ(specs[0].fields.size(), 1u);
+  EXPECT_TRUE(specs[0].may_set("rows_reason"));
+  EXPECT_EQ(specs[0].field("rows_reason"), nullptr);
+  ASSERT_EQ(specs[1].unpacked.size(), 1u);
+  EXPECT_EQ(specs[1].unpacked[0].text, "**kw");
+  ASSERT_TRUE(specs[1].config);
+  EXPECT_EQ(specs[1].config->text, "cfg");
+  ASSERT_EQ(specs[2].unpacked.size(), 1u);
+  EXPECT_EQ(specs[2].unpacked[0].text, "*args");
+  EXPECT_FALSE(specs[2].config);  // the config may be inside *args: not guessed
+  EXPECT_TRUE(specs[3].unpacked.empty());
+  EXPECT_FALSE(specs[3].may_set("rows_reason"));
+  EXPECT_TRUE(specs[3].may_set("rows"));
+}
+
 TEST(FrontendDeclarations, FixedSpellingSynthesizesRowFields) {
   const auto f = analyze(R"PY(class E:
     def model_local_kv_specs(self):

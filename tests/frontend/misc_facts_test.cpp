@@ -1,7 +1,9 @@
 // Items 7-12: ownership hops, batch evidence, protocol uses, constants,
 // suppressions, parse problems; plus deep nesting and the JSON round trip.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -196,7 +198,6 @@ x = DynamicCache()  # kvlint: ignore[KV202]
 y = 1  #kvlint:ignore[KV1O1 ,KV104]   spaced reason  
 # kvlint: ignore everything here
 z = 2
-# kvlint: ignored[KV101] not a suppression
 )PY");
   ASSERT_EQ(f.suppressions.size(), 5u);
   const auto& file = f.suppressions[0];
@@ -224,15 +225,35 @@ z = 2
 
   const auto& bare = f.suppressions[4];
   EXPECT_TRUE(bare.codes.empty());
-  EXPECT_EQ(bare.reason, "everything here");
+  EXPECT_THAT(bare.malformed, ::testing::HasSubstr("without `[CODES]`"));
   EXPECT_EQ(bare.applies_to_line, 10u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(f.suppressions[i].malformed, "") << i;
 }
 
-TEST(FrontendSuppressions, UnclosedBracketKeepsCodesAsWritten) {
-  const auto f = analyze("x = 1  # kvlint: ignore[KV101 reason\n");
-  ASSERT_EQ(f.suppressions.size(), 1u);
-  EXPECT_EQ(f.suppressions[0].codes, (std::vector<std::string>{"KV101", "reason"}));
-  EXPECT_EQ(f.suppressions[0].reason, "");
+TEST(FrontendSuppressions, EveryKvlintCommentThatIsNotBracketedIgnoreIsMalformedAndNamesNoCode) {
+  const auto f = analyze(R"PY(a = 1  # kvlint: ignore KV999
+b = 2  # kvlint: ignore
+c = 3  # kvlint: ignore[KV101 reason
+d = 4  # kvlint: ignore[]  nothing named
+e = 5  # kvlint: ignore-file KV403
+g = 6  # kvlint: ignored[KV101]
+h = 7  # kvlint: disable[KV101] wrong verb
+i = 8  # kvlint:
+j = 9  # kvlint: ignore: KV101
+k = 0  # kvlint-fixture: select=KV101
+)PY");
+  ASSERT_EQ(f.suppressions.size(), 9u);
+  for (const auto& s : f.suppressions) {
+    EXPECT_TRUE(s.codes.empty()) << s.loc.line;
+    EXPECT_NE(s.malformed, "") << s.loc.line;
+    EXPECT_EQ(s.applies_to_line, s.loc.line);
+  }
+  EXPECT_THAT(f.suppressions[0].malformed, ::testing::HasSubstr("`ignore` without `[CODES]`"));
+  EXPECT_THAT(f.suppressions[2].malformed, ::testing::HasSubstr("never closed"));
+  EXPECT_THAT(f.suppressions[3].malformed, ::testing::HasSubstr("`[]` names no code"));
+  EXPECT_TRUE(f.suppressions[4].file_level);
+  EXPECT_THAT(f.suppressions[5].malformed, ::testing::HasSubstr("unknown directive `ignored`"));
+  EXPECT_THAT(f.suppressions[6].malformed, ::testing::HasSubstr("unknown directive `disable`"));
 }
 
 TEST(FrontendParseProblems, SyntaxErrorsStillYieldFactsFromValidParts) {
@@ -298,6 +319,71 @@ TEST(FrontendRobustness, HundredThousandDeepNestingDoesNotCrash) {
   EXPECT_EQ(in_strings.classes.size(), 1u);
 }
 
+// Long `.x` chains, rooted at names, calls and subscripts, in every position whose text the
+// front end reads (constants, attribute assignments, cache arguments, guards, call
+// arguments), with the words that switch on the optional handlers (use_cache,
+// capacity_source, scope) present. Work is counted in analysis steps.
+std::string attribute_chain_file(std::size_t target_bytes, std::size_t chain_length) {
+  std::string x;
+  for (std::size_t i = 0; i < chain_length; ++i) x += ".x";
+  std::string out = "from transformers import DynamicCache\n";
+  for (int i = 0; out.size() < target_bytes; ++i) {
+    const std::string n = std::to_string(i);
+    out += "C" + n + " = f()" + x + "\n"
+           "class K" + n + "(nn.Module):\n"
+           "    def __init__(self, b):\n"
+           "        self.a = g()" + x + "\n"
+           "        self.c = DynamicCache(b[0]" + x + ")\n"
+           "        if k()" + x + ".capacity_source == b" + x + ":\n"
+           "            self.d = DynamicCache(max_cache_len=b" + x + ".scope * 2)\n"
+           "        h(b" + x + ", use_cache=True)\n";
+  }
+  return out;
+}
+
+TEST(FrontendRobustness, LongAttributeChainsTakeStepsLinearInTheFileSize) {
+  const auto started = std::chrono::steady_clock::now();
+  python::PythonAnalyzer analyzer{facts::Vocabulary{}};
+  const std::string source = attribute_chain_file(400'000, 2'000);
+  const auto f = analyzer.analyze("chains.py", source);
+  EXPECT_TRUE(f.parse_problems.empty()) << f.parse_problems.front().message;
+  EXPECT_GE(f.classes.size(), 5u);
+  EXPECT_GE(f.cache_sites.size(), 10u);
+  EXPECT_GE(f.attribute_assignments.size(), 5u);
+  // Re-walking each chain from each of its nodes costs about chain_length / 2 steps per
+  // byte (here ~1,000); a linear walk costs a few.
+  const uint64_t steps = analyzer.last_steps();
+  EXPECT_GT(steps, source.size() / 4);  // the counter counts
+  EXPECT_LE(steps, 16 * source.size()) << steps << " steps for " << source.size() << " bytes";
+  // Doubling the chains does not change the work per byte.
+  const std::string longer = attribute_chain_file(400'000, 4'000);
+  analyzer.analyze("chains.py", longer);
+  EXPECT_LE(analyzer.last_steps(), 16 * longer.size());
+  // Safety net only (speed is measured in bench/): the quadratic walk took half a minute.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+}
+
+TEST(FrontendRobustness, AFileOverItsAnalysisBudgetIsCutOffWithAProblemAndKeepsEarlierFacts) {
+  std::string source = "class Early:\n    def __init__(self):\n        self.cache = DynamicCache()\n";
+  for (int i = 0; i < 2000; ++i) source += "v" + std::to_string(i) + " = f(a.b.c, d[e], g * h)\n";
+  source += "class Late:\n    def __init__(self):\n        self.cache = DynamicCache()\n";
+  python::PythonAnalyzer analyzer{facts::Vocabulary{}, python::AnalysisBudget{0, 2000}};
+  const auto f = analyzer.analyze("big.py", source);
+  ASSERT_EQ(f.parse_problems.size(), 1u);
+  EXPECT_THAT(f.parse_problems[0].message, ::testing::HasSubstr("analysis stopped here"));
+  EXPECT_GT(f.parse_problems[0].loc.line, 3u);
+  ASSERT_EQ(f.cache_sites.size(), 1u);
+  EXPECT_EQ(f.cache_sites[0].owner_class, "Early");
+  ASSERT_GE(f.classes.size(), 1u);
+  EXPECT_EQ(f.classes[0].name, "Early");
+  EXPECT_LT(analyzer.last_steps(), source.size());  // stopped near the budget, not at the end
+  // The default budget analyses the same file whole.
+  python::PythonAnalyzer whole{facts::Vocabulary{}};
+  const auto all = whole.analyze("big.py", source);
+  EXPECT_TRUE(all.parse_problems.empty());
+  EXPECT_EQ(all.cache_sites.size(), 2u);
+}
+
 TEST(FrontendApi, ReusableAnalyzerMatchesFreeFunction) {
   const std::string a = "class A:\n    def f(self):\n        self.c = DynamicCache()\n";
   const std::string b = "from x import y as z\n";
@@ -333,7 +419,7 @@ class M(nn.Module):
     def model_local_kv_specs(self):
         if not self.flag:
             return []
-        return [spec_from_hf_config(self.config, name="n", rows=RowDriver.FIXED, rows_fixed=1)] + self.gen.model_local_kv_specs()
+        return [spec_from_hf_config(self.config, name="n", rows=RowDriver.FIXED, rows_fixed=1, **kw)] + self.gen.model_local_kv_specs()  # kvlint: ignore KV999
 def collect(model):
     for m in model.named_modules():
         if m.capacity_source == "x":
@@ -364,6 +450,11 @@ TEST(FrontendJson, ExactRoundTrip) {
   EXPECT_EQ(back.cache_sites[0].guards.size(), f.cache_sites[0].guards.size());
   EXPECT_EQ(back.implicit_caches[0].none_origin, f.implicit_caches[0].none_origin);
   EXPECT_EQ(back.declarations[0].specs[0].config->text, f.declarations[0].specs[0].config->text);
+  ASSERT_EQ(back.declarations[0].specs[0].unpacked.size(), 1u);
+  EXPECT_EQ(back.declarations[0].specs[0].unpacked[0].text, "**kw");
+  ASSERT_EQ(back.suppressions.size(), 2u);
+  EXPECT_NE(back.suppressions[1].malformed, "");
+  EXPECT_EQ(back.suppressions[1].malformed, f.suppressions[1].malformed);
   // Through text, as the per-file cache stores it.
   EXPECT_EQ(facts::to_json(facts::file_facts_from_json(nlohmann::json::parse(j.dump()))), j);
 }
@@ -389,6 +480,74 @@ TEST(FrontendRealCode, StdlibFilesAnalyzeWithoutProblems) {
     EXPECT_FALSE(f.classes.empty()) << name;
     EXPECT_FALSE(f.imports.empty()) << name;
   }
+}
+
+}  // namespace
+}  // namespace kvlint::frontend_test
+
+namespace kvlint::frontend_test {
+namespace {
+
+// What facts.hpp (LiteralKind) says counts as a literal, case by case.
+TEST(FrontendLiterals, ExactlyTheDocumentedFormsAreLiterals) {
+  const auto f = analyze(R"PY(NEG = -1
+NEG_SPACED = - 1
+PLUS = +2.5
+PAREN = (2048)
+PAREN_NEG = ((-1))
+NEG_PAREN = -(1)
+HEX = 0x800
+UNDERSCORE = 1_024
+EXP = 1e-3
+CONCAT = "a" 'b'
+PAREN_CONCAT = ("a"
+                "b")
+RAW = r"\d"
+ESCAPED = "a\tb"
+OTHER_ESCAPE = "\x41"
+FSTR = f"a{x}"
+CONCAT_F = "a" f"{x}"
+BYTES = b"a"
+IMAG = 2j
+NEG_IMAG = -2j
+DOUBLE_NEG = --1
+NEG_NAME = -x
+SUM = 1 + 1
+TUPLE = (1,)
+ELLIPSIS = ...
+NONE = None
+)PY");
+  auto value = [&](std::string_view name) -> const facts::Expression& {
+    for (const auto& c : f.constants)
+      if (c.name == name) return c.value;
+    ADD_FAILURE() << "no constant " << name;
+    static const facts::Expression none;
+    return none;
+  };
+  using K = facts::LiteralKind;
+  auto is = [&](std::string_view name, K kind, std::string_view v) {
+    const auto& e = value(name);
+    EXPECT_EQ(e.literal, kind) << name;
+    EXPECT_EQ(e.literal_value, v) << name;
+  };
+  is("NEG", K::Int, "-1");
+  is("NEG_SPACED", K::Int, "-1");
+  is("PLUS", K::Float, "2.5");
+  is("PAREN", K::Int, "2048");
+  is("PAREN_NEG", K::Int, "-1");
+  is("NEG_PAREN", K::Int, "-1");
+  is("HEX", K::Int, "0x800");
+  is("UNDERSCORE", K::Int, "1_024");
+  is("EXP", K::Float, "1e-3");
+  is("CONCAT", K::String, "ab");
+  is("PAREN_CONCAT", K::String, "ab");
+  is("RAW", K::String, "\\d");
+  is("ESCAPED", K::String, "a\tb");
+  is("OTHER_ESCAPE", K::String, "\\x41");
+  is("NONE", K::NoneValue, "None");
+  for (std::string_view name : {"FSTR", "CONCAT_F", "BYTES", "IMAG", "NEG_IMAG", "DOUBLE_NEG", "NEG_NAME",
+                                "SUM", "TUPLE", "ELLIPSIS"})
+    is(name, K::None, "");
 }
 
 }  // namespace

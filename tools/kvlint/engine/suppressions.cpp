@@ -13,9 +13,10 @@ namespace {
 constexpr std::string_view kNoReason = "KV901";
 constexpr std::string_view kUnknownCode = "KV902";
 constexpr std::string_view kUnused = "KV903";
+constexpr std::string_view kMalformed = "KV904";
 
+// A malformed suppression (no codes) names nothing: it never suppresses every code.
 bool names_code(const facts::Suppression& s, std::string_view code) {
-  if (s.codes.empty()) return true;  // a bare `ignore` covers everything
   return std::any_of(s.codes.begin(), s.codes.end(),
                      [&](const std::string& c) { return !c.empty() && code.starts_with(c); });
 }
@@ -42,7 +43,6 @@ Finding engine_finding(std::string_view code, const facts::Suppression& s, std::
 }
 
 std::string describe_codes(const facts::Suppression& s) {
-  if (s.codes.empty()) return "all codes";
   std::string out;
   for (const auto& c : s.codes) out += (out.empty() ? "" : ", ") + c;
   return out;
@@ -69,6 +69,13 @@ SuppressionOutcome apply_suppressions(std::vector<Finding> findings,
   // Engine findings about the suppressions themselves.
   for (const auto* file : files) {
     for (const auto& s : file->suppressions) {
+      if (!s.malformed.empty()) {
+        if (config.is_selected(kMalformed))
+          findings.push_back(engine_finding(
+              kMalformed, s,
+              fmt::format("malformed kvlint suppression suppresses nothing: {}", s.malformed)));
+        continue;
+      }
       if (s.reason.empty() && config.is_selected(kNoReason))
         findings.push_back(engine_finding(
             kNoReason, s,
@@ -110,14 +117,14 @@ SuppressionOutcome apply_suppressions(std::vector<Finding> findings,
       const auto& flags = used[file];
       for (std::size_t i = 0; i < file->suppressions.size(); ++i) {
         const auto& s = file->suppressions[i];
-        if (flags[i] || (!s.codes.empty() && names_code(s, kUnused)) || !fully_selected(s, config)) continue;
+        if (flags[i] || !s.malformed.empty() || names_code(s, kUnused) || !fully_selected(s, config))
+          continue;
         Finding f = engine_finding(
             kUnused, s, fmt::format("suppression of {} suppressed nothing; remove it", describe_codes(s)));
         // Only file-level suppressions and per-file-ignores can silence KV903 (no self-reference).
-        const bool silenced = std::any_of(file->suppressions.begin(), file->suppressions.end(),
-                                          [&](const facts::Suppression& o) {
-                                            return o.file_level && !o.codes.empty() && names_code(o, kUnused);
-                                          });
+        const bool silenced =
+            std::any_of(file->suppressions.begin(), file->suppressions.end(),
+                        [&](const facts::Suppression& o) { return o.file_level && names_code(o, kUnused); });
         if (silenced || ignored_by_config(f))
           ++out.suppressed;
         else

@@ -1,6 +1,7 @@
 // Applying `# kvlint: ignore[...]` / `ignore-file[...]` suppressions and
 // per-file-ignores to findings, and the engine's own suppression hygiene
-// findings: KV901 (no reason), KV902 (unknown code), KV903 (suppressed nothing).
+// findings: KV901 (no reason), KV902 (unknown code), KV903 (suppressed nothing),
+// KV904 (malformed: suppresses nothing).
 #pragma once
 
 #include <cstddef>
@@ -16,7 +17,7 @@
 namespace kvlint {
 
 struct SuppressionOutcome {
-  std::vector<Finding> kept;  // rule findings not suppressed, plus KV901-903 findings
+  std::vector<Finding> kept;  // rule findings not suppressed, plus KV901-904 findings
   std::size_t suppressed = 0;
 };
 
