@@ -12,7 +12,8 @@ namespace kvlint::facts {
 // 2: attribute_assignments, constructions, declarations' local_assignments.
 // 4: methods' calls and parameter_types, functions, constructions' factory and args, captured_writes_kv.
 // 5: implicit caches' callee and retention.
-inline constexpr int kFactsJsonVersion = 5;
+// 6: specs' unpacked arguments, suppressions' malformed flag.
+inline constexpr int kFactsJsonVersion = 6;
 
 nlohmann::json to_json(const FileFacts& facts);
 // Throws nlohmann::json::exception (or std::invalid_argument for an unknown
