@@ -259,6 +259,21 @@ TEST_F(ConfirmEndToEnd, BadFindingsFilesAreUsageErrors) {
                confirm::InputError);
 }
 
+TEST(FindingsInput, LineNumbersOutOfRangeAreRejectedNotTruncated) {
+  const std::string head =
+      R"({"schema": "kvlint-findings", "version": 1, "findings": [{"code": "KV101", "path": "m.py", )";
+  for (std::string line : {"4294967297", "18446744073709551615", "-1", "1e300", "2.5"}) {
+    try {
+      confirm::parse_findings_json(head + "\"line\": " + line + "}]}", "x.json");
+      ADD_FAILURE() << "line " << line << " was accepted";
+    } catch (const confirm::InputError& e) {
+      EXPECT_STREQ(e.what(), "x.json: findings[0]: \"line\" must be an integer from 0 to 4294967295") << line;
+    }
+  }
+  auto findings = confirm::parse_findings_json(head + R"("line": 4294967295, "column": 0}]})", "x.json");
+  EXPECT_EQ(findings.at(0).finding.loc.line, 4294967295u);
+}
+
 TEST_F(ConfirmEndToEnd, BadEntryOrFormatIsAUsageError) {
   ConfirmOptions options;
   options.findings_file = findings_file({{"KV101", "Dec"}}, 18);
