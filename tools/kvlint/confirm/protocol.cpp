@@ -199,9 +199,11 @@ HarnessEvent parse_object(const json& object) {
 // Keeps quoted stdout short in reasons.
 std::string excerpt(std::string_view text) {
   constexpr std::size_t kMax = 80;
-  std::string out(text.substr(0, kMax));
-  if (text.size() > kMax) out += "...";
-  return out;
+  if (text.size() <= kMax) return std::string(text);
+  // Cut before a UTF-8 character, not through one: back off while the next byte continues one.
+  std::size_t cut = kMax;
+  while (cut > kMax - 3 && (static_cast<unsigned char>(text[cut]) & 0xC0u) == 0x80u) --cut;
+  return std::string(text.substr(0, cut)) + "...";
 }
 
 }  // namespace
@@ -256,6 +258,8 @@ std::string signal_name(int signal) {
       return "SIGILL";
     case SIGINT:
       return "SIGINT";
+    case SIGHUP:
+      return "SIGHUP";
     case SIGPIPE:
       return "SIGPIPE";
     default:
