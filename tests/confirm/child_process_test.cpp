@@ -8,25 +8,18 @@
 #include <thread>
 
 #include "support.hpp"
+#include "tools/kvlint/confirm/interrupt.hpp"
 
 namespace kvlint::confirm {
 namespace {
 
+using testing::process_gone;
 using testing::python;
 using testing::read_file;
 using testing::ScratchDir;
 
 std::vector<std::string> base_env() {
   return {"PATH=/usr/bin:/bin", "PYTHONUNBUFFERED=1"};
-}
-
-// Absent, or a zombie nobody reaped yet (containers may lack an init that reaps).
-bool process_gone(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat) return true;
-  std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  auto close = content.rfind(')');
-  return close != std::string::npos && close + 2 < content.size() && content[close + 2] == 'Z';
 }
 
 bool wait_gone(pid_t pid) {
@@ -178,6 +171,87 @@ TEST(ChildProcess, StragglersOfAnExitedChildDoNotBlockTheHost) {
   EXPECT_EQ(exit.exit_code, 0);
   const auto grandchild = static_cast<pid_t>(std::stol(read_file(pidfile)));
   EXPECT_TRUE(wait_gone(grandchild));
+}
+
+// A child that starts `sleep` in a session of its own (setsid), writes its pid,
+// says "ready" and hangs: the grandchild is outside the child's process group.
+ChildSpec setsid_grandchild_spec(const std::filesystem::path& pidfile) {
+  ChildSpec spec;
+  spec.argv = {python(), "-c",
+               "import os, subprocess, sys, time\n"
+               "g = subprocess.Popen(['sleep', '600'], start_new_session=True)\n"
+               "open(sys.argv[1] + '.tmp', 'w').write(str(g.pid))\n"
+               "os.rename(sys.argv[1] + '.tmp', sys.argv[1])\n"
+               "print('ready', flush=True)\n"
+               "time.sleep(600)\n",
+               pidfile.string()};
+  spec.env = base_env();
+  spec.kill_grace = std::chrono::milliseconds(500);
+  return spec;
+}
+
+TEST(ChildProcess, TimeoutAlsoKillsAGrandchildThatLeftTheSession) {
+  ScratchDir dir;
+  const auto pidfile = dir.path() / "grandchild.pid";
+  // The timeout must outlast the child's start-up for the grandchild to exist at
+  // all; on a loaded machine that can take long, so lengthen it and try again.
+  for (auto timeout : {std::chrono::milliseconds(2'000), std::chrono::milliseconds(10'000),
+                       std::chrono::milliseconds(60'000)}) {
+    ChildSpec spec = setsid_grandchild_spec(pidfile);
+    spec.timeout = timeout;
+    ChildExit exit = run_child(spec, {});
+    ASSERT_TRUE(exit.spawned);
+    EXPECT_TRUE(exit.timed_out);
+    if (!std::filesystem::exists(pidfile)) continue;
+    const auto grandchild = static_cast<pid_t>(std::stol(read_file(pidfile)));
+    const bool gone = process_gone(grandchild);  // killed and reaped before run_child returned
+    if (!gone) ::kill(grandchild, SIGKILL);
+    EXPECT_TRUE(gone) << "grandchild " << grandchild << " (own session) outlived the timeout";
+    return;
+  }
+  FAIL() << "the child never started its grandchild";
+}
+
+TEST(ChildProcess, AnInterruptKillsTheChildAndWhatItStartedAtOnce) {
+  ScratchDir dir;
+  const auto pidfile = dir.path() / "grandchild.pid";
+  InterruptWatch watch;
+  ChildSpec spec = setsid_grandchild_spec(pidfile);
+  spec.timeout = std::chrono::milliseconds(600'000);
+  spec.kill_grace = std::chrono::milliseconds(600'000);  // an interrupt does not wait for it
+  spec.interrupt_fd = watch.fd();
+  ChildCallbacks callbacks;
+  // Ctrl-C as soon as the grandchild exists.
+  callbacks.on_line = [](std::string_view line, bool) {
+    if (line == "ready") ::kill(::getpid(), SIGINT);
+  };
+  ChildExit exit = run_child(spec, callbacks);
+  ASSERT_TRUE(exit.spawned);
+  EXPECT_TRUE(exit.interrupted);
+  EXPECT_FALSE(exit.timed_out);
+  EXPECT_EQ(exit.signal, SIGKILL);
+  EXPECT_EQ(watch.received(), SIGINT);
+  ASSERT_TRUE(std::filesystem::exists(pidfile));
+  const auto grandchild = static_cast<pid_t>(std::stol(read_file(pidfile)));
+  const bool gone = process_gone(grandchild);
+  if (!gone) ::kill(grandchild, SIGKILL);
+  EXPECT_TRUE(gone) << "grandchild " << grandchild << " outlived the interrupt";
+}
+
+TEST(ChildProcess, StderrTailStartsOnACharacterBoundary) {
+  ChildSpec spec;
+  // 5000 three-byte characters, "!" and a newline: a 4096-byte tail would start inside one.
+  spec.argv = {python(), "-c", "import sys; print('\\u2588' * 5000 + '!', file=sys.stderr)"};
+  spec.env = base_env();
+  spec.env.push_back("PYTHONIOENCODING=utf-8");
+  spec.timeout = std::chrono::milliseconds(60'000);
+  ChildExit exit = run_child(spec, {});
+  ASSERT_TRUE(exit.spawned);
+  ASSERT_FALSE(exit.stderr_tail.empty());
+  // 4096 = "!\n" + 3 * 1364 + 2: the 2 bytes ending a cut character are dropped.
+  EXPECT_EQ(exit.stderr_tail.size(), 4094u);
+  EXPECT_EQ(exit.stderr_tail.substr(0, 3), "\u2588");
+  EXPECT_EQ(exit.stderr_tail.substr(exit.stderr_tail.size() - 2), "!\n");
 }
 
 }  // namespace

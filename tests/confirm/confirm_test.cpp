@@ -4,7 +4,10 @@
 #include "tools/kvlint/confirm/confirm.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -17,6 +20,7 @@
 namespace kvlint {
 namespace {
 
+using confirm::testing::process_gone;
 using confirm::testing::read_file;
 using confirm::testing::ScratchDir;
 using confirm::testing::write_file;
@@ -259,6 +263,21 @@ TEST_F(ConfirmEndToEnd, BadFindingsFilesAreUsageErrors) {
                confirm::InputError);
 }
 
+TEST(FindingsInput, LineNumbersOutOfRangeAreRejectedNotTruncated) {
+  const std::string head =
+      R"({"schema": "kvlint-findings", "version": 1, "findings": [{"code": "KV101", "path": "m.py", )";
+  for (std::string line : {"4294967297", "18446744073709551615", "-1", "1e300", "2.5"}) {
+    try {
+      confirm::parse_findings_json(head + "\"line\": " + line + "}]}", "x.json");
+      ADD_FAILURE() << "line " << line << " was accepted";
+    } catch (const confirm::InputError& e) {
+      EXPECT_STREQ(e.what(), "x.json: findings[0]: \"line\" must be an integer from 0 to 4294967295") << line;
+    }
+  }
+  auto findings = confirm::parse_findings_json(head + R"("line": 4294967295, "column": 0}]})", "x.json");
+  EXPECT_EQ(findings.at(0).finding.loc.line, 4294967295u);
+}
+
 TEST_F(ConfirmEndToEnd, BadEntryOrFormatIsAUsageError) {
   ConfirmOptions options;
   options.findings_file = findings_file({{"KV101", "Dec"}}, 18);
@@ -284,6 +303,88 @@ TEST_F(ConfirmEndToEnd, MissingInterpreterIsInconclusiveNotFatal) {
   EXPECT_EQ(report["models"][0]["status"], "inconclusive");
   EXPECT_NE(report["models"][0]["reason"].get<std::string>().find("could not start the harness"),
             std::string::npos);
+}
+
+// A child's text that is not UTF-8 (a stderr tail cut inside a character, a
+// byte 0xff on stdout) is repaired in the report, never fatal to it.
+TEST_F(ConfirmEndToEnd, NonUtf8ChildOutputStillGivesTheWholeReport) {
+  ConfirmOptions options;
+  options.findings_file = findings_file({{"KV101", "Noisy"}}, 18);
+  options.config = config({model("noisy", "non_utf8", {"Noisy"})});
+  options.output = dir_.path() / "confirm.out";
+  for (std::string format : {"text", "sarif", "json"}) {
+    options.format = format;
+    ASSERT_EQ(run_confirm(options), 0) << format;
+  }
+  json report = json::parse(read_file(options.output));  // throws on invalid UTF-8
+  EXPECT_EQ(report["results"][0]["verdict"], "inconclusive");
+  const auto& noisy = report["models"][0];
+  EXPECT_EQ(noisy["reason"], "garbage on stdout: \xef\xbf\xbd (not JSON)");  // 0xff became U+FFFD
+  const std::string tail = noisy["process"]["stderr_tail"];
+  EXPECT_EQ(tail.substr(0, 3), "\u2588") << "the tail starts on a character boundary";
+  EXPECT_EQ(tail.substr(tail.size() - 2), "!\n");
+}
+
+// Exit status of `pid`; 1000 + N when signal N killed it; -1 when it did not end within `limit`.
+int wait_exit(pid_t pid, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return -1;
+}
+
+// The kvlint binary, stopped by SIGTERM or SIGINT while a model (and a
+// grandchild in a session of its own) runs: both die, the ENTRY.json
+// directory goes, no report is written, and the status is 128 + the signal.
+TEST_F(ConfirmEndToEnd, InterruptedConfirmKillsItsProcessesAndRemovesItsTempDirs) {
+  for (int sig : {SIGTERM, SIGINT}) {
+    const auto tmp = dir_.path() / ("tmp-" + std::to_string(sig));
+    std::filesystem::create_directories(tmp);
+    const auto pidfile = dir_.path() / ("grandchild-" + std::to_string(sig) + ".pid");
+    std::filesystem::remove(pidfile);
+    write_file(dir_.path() / "kvlint.toml",
+               "[runtime]\ninterpreter = \"" + confirm::testing::python() +
+                   "\"\n[runtime.models.hang]\nfactory = \"pkg.model:build\"\ndriver = \"pkg.model:drive\"\n"
+                   "owners = [\"Dec\"]\npaths = [\"streaming\"]\ndevice = \"cpu\"\ntimeout = 600\n"
+                   "python-path = [\".\"]\n[runtime.models.hang.env]\nFAKE_SCENARIO = \"hang\"\n"
+                   "FAKE_SETSID = \"1\"\nFAKE_PIDFILE = \"" +
+                   pidfile.string() + "\"\n");
+    const auto findings = findings_file({{"KV101", "Dec"}}, 18);
+    const auto report = dir_.path() / "report.json";
+    const std::string config = (dir_.path() / "kvlint.toml").string();
+    const pid_t kvlint = ::fork();
+    ASSERT_GE(kvlint, 0);
+    if (kvlint == 0) {
+      ::setenv("TMPDIR", tmp.c_str(), 1);
+      ::execl(KVLINT_BINARY, KVLINT_BINARY, "confirm", "--findings", findings.c_str(), "--config",
+              config.c_str(), "--format", "json", "-o", report.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Poll (bounded) until the grandchild exists: start-up time is not under test.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!std::filesystem::exists(pidfile) && std::chrono::steady_clock::now() < deadline &&
+           ::waitpid(kvlint, nullptr, WNOHANG) == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(std::filesystem::exists(pidfile)) << "the fake harness never started";
+    const auto harness = static_cast<pid_t>(std::stol(read_file(pidfile.string() + ".harness")));
+    const auto grandchild = static_cast<pid_t>(std::stol(read_file(pidfile)));
+    EXPECT_FALSE(std::filesystem::is_empty(tmp)) << "ENTRY.json lives under TMPDIR while the model runs";
+
+    ::kill(kvlint, sig);
+    const int status = wait_exit(kvlint, std::chrono::seconds(60));
+    if (status == -1) ::kill(kvlint, SIGKILL);
+    EXPECT_EQ(status, 128 + sig);
+    EXPECT_TRUE(process_gone(harness)) << "harness " << harness << " outlived kvlint";
+    EXPECT_TRUE(process_gone(grandchild)) << "grandchild " << grandchild << " outlived kvlint";
+    for (pid_t pid : {harness, grandchild})
+      if (!process_gone(pid)) ::kill(pid, SIGKILL);
+    EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "a temporary directory was left behind";
+    EXPECT_FALSE(std::filesystem::exists(report)) << "an interrupted run writes no report";
+  }
 }
 
 }  // namespace

@@ -69,6 +69,86 @@ TEST(Protocol, RejectsWhatIsNotAKnownEvent) {
       R"({"event":"cache","model":"m","path":"p","concurrency":"4","file":"/a","line":1,"rows":1})", error));
 }
 
+// Numbers from the harness are checked before any arithmetic: out of range is a
+// protocol error (the run becomes inconclusive), never a wrapped or undefined value.
+TEST(Protocol, NumbersOutOfRangeAreRejectedNotWrapped) {
+  std::string error;
+  EXPECT_FALSE(parse_event_line(
+      R"({"event":"cache","model":"m","path":"p","concurrency":1,"file":"/a.py","line":3,"rows":1,"bytes":8,"growth":[1e300]})",
+      error));
+  EXPECT_EQ(error, "\"growth\" out of range (0 to 9007199254740992)");
+  EXPECT_FALSE(parse_event_line(
+      R"({"event":"cache","model":"m","path":"p","concurrency":1,"file":"/a.py","line":3,"rows":1,"bytes":8,"growth":[-5]})",
+      error));
+  EXPECT_FALSE(parse_event_line(
+      R"({"event":"cache","model":"m","path":"p","concurrency":1,"file":"/a.py","line":3,"rows":1,"bytes":1e300})",
+      error));
+  EXPECT_NE(error.find("\"bytes\" out of range"), std::string::npos) << error;
+  EXPECT_FALSE(parse_event_line(
+      R"({"event":"cache","model":"m","path":"p","concurrency":1,"file":"/a.py","line":3,"rows":1,"bytes":NaN})",
+      error));
+  EXPECT_FALSE(parse_event_line(
+      R"({"event":"cache","model":"m","path":"p","concurrency":1,"file":"/a.py","line":3,"rows":-1,"bytes":8})",
+      error));
+  EXPECT_NE(error.find("\"rows\" out of range"), std::string::npos) << error;
+  EXPECT_FALSE(parse_event_line(
+      R"({"event":"cache","model":"m","path":"p","concurrency":1,"file":"/a.py","line":3,"rows":1,"bytes":18446744073709551615})",
+      error));
+  EXPECT_FALSE(parse_event_line(
+      R"({"event":"capture","model":"m","path":"p","concurrency":1,"file":"/a.py","line":3,"count":1,"resident_bytes":-1})",
+      error));
+
+  // bytes_per_row * rows used to wrap to total_bytes -2.
+  EXPECT_FALSE(parse_event_line(
+      R"({"event":"declaration","model":"m","path":"p","concurrency":1,"owner":"O","bytes_per_row":9223372036854775807,"rows":2})",
+      error));
+  EXPECT_NE(error.find("\"bytes_per_row\" out of range"), std::string::npos) << error;
+  // Each factor in range, the product not.
+  EXPECT_FALSE(parse_event_line(
+      R"({"event":"declaration","model":"m","path":"p","concurrency":1,"owner":"O","bytes_per_row":9007199254740992,"rows":9007199254740992})",
+      error));
+  EXPECT_EQ(error, "\"bytes_per_row\" * \"rows\" out of range");
+
+  // The largest values in range, and integral floats, still parse.
+  auto declaration = parse_event_line(
+      R"({"event":"declaration","model":"m","path":"p","concurrency":1,"owner":"O","bytes_per_row":4096.0,"rows":-2})",
+      error);
+  ASSERT_TRUE(declaration) << error;
+  EXPECT_EQ(std::get<DeclarationEvent>(*declaration).total_bytes, -8192);
+  auto cache = parse_event_line(
+      R"({"event":"cache","model":"m","path":"p","concurrency":1,"file":"/a.py","line":3,"rows":1,"bytes":9007199254740992,"growth":[9007199254740992]})",
+      error);
+  ASSERT_TRUE(cache) << error;
+  EXPECT_EQ(std::get<CacheEvent>(*cache).growth.at(0), int64_t{1} << 53);
+}
+
+TEST(Protocol, AnOutOfRangeNumberMakesTheRunInconclusive) {
+  ModelRun run;
+  run.process.spawned = true;
+  run.process.exit_code = 0;
+  run.feed_line(
+      R"({"event":"cache","model":"m","path":"p","concurrency":1,"file":"/a.py","line":3,"rows":1,"bytes":8,"growth":[1e300]})");
+  run.feed_line(R"({"event":"end","model":"m"})");
+  run.finish();
+  EXPECT_TRUE(run.caches.empty());
+  EXPECT_EQ(run.status, RunStatus::Inconclusive);
+  EXPECT_NE(run.reason.find("\"growth\" out of range"), std::string::npos) << run.reason;
+}
+
+TEST(Protocol, ByteCountsWhoseSumOverflowsMakeTheRunInconclusive) {
+  ModelRun run;
+  run.process.spawned = true;
+  run.process.exit_code = 0;
+  const std::string cache =
+      R"({"event":"cache","model":"m","path":"p","concurrency":1,"file":"/a.py","line":3,"rows":1,"bytes":9007199254740992})";
+  for (int i = 0; i < 1024; ++i) run.feed_line(cache);  // 2^63 in all: one past INT64_MAX
+  run.feed_line(R"({"event":"end","model":"m"})");
+  run.finish();
+  EXPECT_EQ(run.caches.size(), 1023u);
+  EXPECT_EQ(run.status, RunStatus::Inconclusive);
+  EXPECT_NE(run.reason.find("byte counts add up beyond"), std::string::npos) << run.reason;
+}
+
 TEST(Protocol, GarbageKeepsEarlierEventsAndIgnoresLaterOnes) {
   ModelRun run;
   run.process.spawned = true;

@@ -32,6 +32,15 @@ inline void write_file(const std::filesystem::path& path, const std::string& con
   out << content;
 }
 
+// Absent, or a zombie nobody reaped yet (containers may lack an init that reaps).
+inline bool process_gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return true;
+  std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  auto close = content.rfind(')');
+  return close != std::string::npos && close + 2 < content.size() && content[close + 2] == 'Z';
+}
+
 // A scratch directory removed at the end of the test.
 class ScratchDir {
  public:

@@ -11,6 +11,7 @@
 namespace kvlint::confirm {
 namespace {
 
+using nlohmann::json;
 using testing::read_file;
 using testing::ScratchDir;
 using testing::write_file;
@@ -106,6 +107,47 @@ TEST(Writers, SarifValidatesAgainstTheSchema) {
       "jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))\" '" +
       file.string() + "' '" + schema + "'";
   EXPECT_EQ(std::system(command.c_str()), 0) << sarif;
+}
+
+// A file name that is not UTF-8 (Latin-1 "café.py") must not cost the report:
+// JSON shows it with U+FFFD and keeps its bytes percent-encoded beside it.
+TEST(Writers, NonUtf8PathsKeepTheirBytesAndTheDocumentStaysValid) {
+  const std::string latin1 = "/x/caf\xe9.py";
+  ModelRun run;
+  run.name = "codec";
+  run.owners = {"Dec"};
+  run.process.spawned = true;
+  run.process.exit_code = 1;
+  run.process.stderr_tail = "bad \xff byte";
+  run.feed_line(R"({"event":"start","model":"codec","pid":7})");
+  run.finish();
+  InputFinding kv101;
+  kv101.finding.code = "KV101";
+  kv101.finding.loc = {latin1, 8, 9, 8, 30};
+  kv101.finding.owner_class = "Dec";
+  kv101.finding.message = "undeclared cache in caf\xe9.py";
+  kv101.finding.related.push_back({{latin1, 5, 1, 0, 0}, "class here"});
+  ConfirmReport report = reconcile({kv101}, {run}, {});
+  report.runtime_findings.push_back(
+      {"RT001", "unflagged-cache", Severity::Warning, latin1, 8, "Dec", "m", {}});
+
+  json document = json::parse(render_json(report, "0.1.0"));  // throws on invalid UTF-8
+  const auto& result = document["results"][0];
+  EXPECT_EQ(result["path"], "/x/caf\xef\xbf\xbd.py");
+  EXPECT_EQ(result["path_bytes"], "/x/caf%E9.py");
+  EXPECT_EQ(result["related"][0]["path_bytes"], "/x/caf%E9.py");
+  EXPECT_EQ(result["message"], "undeclared cache in caf\xef\xbf\xbd.py");
+  EXPECT_EQ(document["runtime_findings"][0]["path_bytes"], "/x/caf%E9.py");
+  EXPECT_EQ(document["models"][0]["process"]["stderr_tail"], "bad \xef\xbf\xbd byte");
+
+  json sarif = json::parse(render_sarif(report, "0.1.0"));
+  EXPECT_EQ(sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "file:///x/caf%E9.py");
+  EXPECT_NE(render_text(report).find("caf\xe9.py"), std::string::npos);  // text prints bytes as they are
+
+  // Valid paths get no "_bytes" twin.
+  json plain = json::parse(render_json(sample_report(), "0.1.0"));
+  EXPECT_FALSE(plain["results"][0].contains("path_bytes"));
 }
 
 TEST(Writers, AtomicWriteReplacesTheWholeFileAndLeavesNoTemporaries) {

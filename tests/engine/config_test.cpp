@@ -151,6 +151,34 @@ INSTANTIATE_TEST_SUITE_P(
                  "[tool.kvlint.runtime.models.a.env] key 'A' must be a string"},
         BadValue{"[tool.kvlint.runtime.models]\na = 3", "key 'a' must be a table, got integer 3"}));
 
+// Numbers that would overflow the host's clock (an immediate "timed out") or
+// make every comparison false (nan) are refused by name, not run with.
+TEST(Config, RuntimeNumbersOutsideTheirRangeAreRejectedByKey) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[tool.kvlint.runtime.models.a]\ntimeout = inf", "key 'timeout' must be a positive number of seconds"},
+      {"[tool.kvlint.runtime.models.a]\ntimeout = 1e300", "key 'timeout' must be a positive number"},
+      {"[tool.kvlint.runtime.models.a]\ntimeout = 1e10", "key 'timeout' must be a positive number"},
+      {"[tool.kvlint.runtime.models.a]\ntimeout = nan", "key 'timeout' must be a positive number"},
+      {"[tool.kvlint.runtime.models.a]\ntimeout = 604801", "at most 604800"},
+      {"[tool.kvlint.runtime]\ntolerance = nan",
+       "[tool.kvlint.runtime] key 'tolerance' must be a number in [0, 1], got float nan"},
+      {"[tool.kvlint.runtime]\ntolerance = inf", "key 'tolerance' must be a number in [0, 1]"},
+      {"[tool.kvlint.runtime]\ntolerance = -0.1", "key 'tolerance' must be a number in [0, 1]"},
+  };
+  for (const auto& [toml, expected] : cases) {
+    TempDir dir;
+    auto file = dir.write("pyproject.toml", "[tool.kvlint]\n" + toml + "\n");
+    EXPECT_THAT(error_of(file), HasSubstr(expected)) << toml;
+  }
+  TempDir dir;
+  auto file =
+      dir.write("pyproject.toml",
+                "[tool.kvlint.runtime]\ntolerance = 1\n[tool.kvlint.runtime.models.a]\ntimeout = 604800\n");
+  Config c = load_config_file(file);
+  EXPECT_DOUBLE_EQ(c.runtime.tolerance, 1);
+  EXPECT_DOUBLE_EQ(c.runtime.models.at(0).timeout_s, 604800);
+}
+
 TEST(Config, UnknownKeySuggestsTheClosestKnownKey) {
   TempDir dir;
   EXPECT_THAT(

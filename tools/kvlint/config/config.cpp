@@ -126,10 +126,18 @@ bool get_bool(const toml::node& node, const Where& where, std::string_view key) 
   return node.as_boolean()->get();
 }
 
-double get_number(const toml::node& node, const Where& where, std::string_view key) {
-  if (node.is_integer()) return static_cast<double>(node.as_integer()->get());
-  if (node.is_floating_point()) return node.as_floating_point()->get();
-  type_error(where, key, "a number", node);
+// A finite number within [low, high]; `expected` describes that range (nan and inf never pass).
+double get_number_in(const toml::node& node, const Where& where, std::string_view key, double low,
+                     double high, std::string_view expected) {
+  double value = 0;
+  if (node.is_integer())
+    value = static_cast<double>(node.as_integer()->get());
+  else if (node.is_floating_point())
+    value = node.as_floating_point()->get();
+  else
+    type_error(where, key, expected, node);
+  if (!(value >= low && value <= high)) type_error(where, key, expected, node);
+  return value;
 }
 
 int get_positive_int(const toml::node& node, const Where& where, std::string_view key) {
@@ -238,8 +246,10 @@ RuntimeModel load_model(std::string_view name, const toml::table& table, const W
   }
   if (const toml::node* n = table.get("steps")) model.steps = get_positive_int(*n, where, "steps");
   if (const toml::node* n = table.get("timeout")) {
-    model.timeout_s = get_number(*n, where, "timeout");
-    if (!(model.timeout_s > 0)) type_error(where, "timeout", "a positive number of seconds", *n);
+    const std::string expected =
+        fmt::format("a positive number of seconds, at most {:g} (one week)", kMaxTimeoutSeconds);
+    model.timeout_s = get_number_in(*n, where, "timeout", 0, kMaxTimeoutSeconds, expected);
+    if (!(model.timeout_s > 0)) type_error(where, "timeout", expected, *n);
   }
   if (const toml::node* n = table.get("env")) {
     const auto& env = get_table(*n, where, "env");
@@ -258,9 +268,7 @@ void load_runtime(const toml::table& table, const Where& where, RuntimeConfig& r
     runtime.interpreter = get_string(*n, where, "interpreter");
   if (const toml::node* n = table.get("collector")) runtime.collector = get_string(*n, where, "collector");
   if (const toml::node* n = table.get("tolerance")) {
-    runtime.tolerance = get_number(*n, where, "tolerance");
-    if (runtime.tolerance < 0 || runtime.tolerance > 1)
-      type_error(where, "tolerance", "a number in [0, 1]", *n);
+    runtime.tolerance = get_number_in(*n, where, "tolerance", 0, 1, "a number in [0, 1]");
   }
   if (const toml::node* n = table.get("models")) {
     const auto& models = get_table(*n, where, "models");

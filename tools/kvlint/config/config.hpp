@@ -31,10 +31,14 @@ struct RuntimeModel {
   std::string device = "auto";      // auto | cpu | cuda
   std::vector<int> concurrency = {1, 4};
   int steps = 4;
-  double timeout_s = 120;
+  double timeout_s = 120;  // (0, kMaxTimeoutSeconds]
   std::map<std::string, std::string> env;
   std::vector<std::string> python_path;  // extra sys.path entries, relative to the config file
 };
+
+// The longest timeout a boot entry may ask for (one week): larger values would
+// overflow the host's clock arithmetic, and no model boot legitimately needs more.
+inline constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600;
 
 struct RuntimeConfig {
   std::string interpreter;  // default interpreter for every model; empty: "python3"

@@ -13,7 +13,10 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <utility>
 
 namespace kvlint::confirm {
@@ -53,6 +56,43 @@ std::optional<Pipe> make_pipe() {
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
+// Children of this process other than the one run_child is running: those it
+// adopted as a subreaper. Read from /proc/<pid>/stat (field 4, after the
+// parenthesised name, which may itself hold ')').
+std::vector<pid_t> adopted_children() {
+  std::vector<pid_t> out;
+  const pid_t self = ::getpid();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto close = content.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(content.substr(close + 1));
+    std::string state;
+    long parent = 0;
+    if (fields >> state >> parent && parent == self) out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+// Kills and reaps every adopted process. Killing one can orphan its own
+// children onto this process, so repeat until none is left (bounded, against
+// a descendant that forks as fast as it is killed).
+void kill_adopted() {
+  for (int round = 0; round < 64; ++round) {
+    const auto adopted = adopted_children();
+    if (adopted.empty()) return;
+    for (pid_t pid : adopted) ::kill(pid, SIGKILL);
+    for (pid_t pid : adopted) {
+      while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+}
+
 // Owns a running child: if the host unwinds (exception) before the child was
 // reaped, the destructor kills its process group and reaps it.
 class ChildGuard {
@@ -66,6 +106,7 @@ class ChildGuard {
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
+    kill_adopted();
   }
   pid_t pid() const { return pid_; }
   // The child has exited and is still a zombie (its pid, and so the group id,
@@ -76,6 +117,7 @@ class ChildGuard {
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
     pid_ = -1;
+    kill_adopted();
     return status;
   }
 
@@ -220,6 +262,9 @@ ChildExit run_child(const ChildSpec& spec, const ChildCallbacks& callbacks) {
     return result;
   }
 
+  // Orphaned descendants (a grandchild that called setsid, say) come to this
+  // process instead of init, where kill_adopted() finds them.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   pid_t pid = -1;
   if (int error = spawn(spec, out_pipe->write_end.get(), err_pipe->write_end.get(), pid); error != 0) {
     result.spawn_error = fmt::format("{}: {}", spec.argv[0], std::strerror(error));
@@ -238,8 +283,16 @@ ChildExit run_child(const ChildSpec& spec, const ChildCallbacks& callbacks) {
   auto stdout_sink = [&lines](std::string_view data) { lines.feed(data); };
   auto stderr_sink = [&result, &spec](std::string_view data) {
     result.stderr_tail.append(data);
-    if (result.stderr_tail.size() > spec.stderr_tail_bytes)
+    if (result.stderr_tail.size() > spec.stderr_tail_bytes) {
       result.stderr_tail.erase(0, result.stderr_tail.size() - spec.stderr_tail_bytes);
+      // Start the tail on a character boundary: drop the continuation bytes
+      // (10xxxxxx, at most 3) of a UTF-8 character the cut went through.
+      std::size_t skip = 0;
+      while (skip < 3 && skip < result.stderr_tail.size() &&
+             (static_cast<unsigned char>(result.stderr_tail[skip]) & 0xC0u) == 0x80u)
+        ++skip;
+      result.stderr_tail.erase(0, skip);
+    }
   };
 
   const auto started = Clock::now();
@@ -268,6 +321,15 @@ ChildExit run_child(const ChildSpec& spec, const ChildCallbacks& callbacks) {
       ::killpg(pid, SIGTERM);
       kill_deadline = now + spec.kill_grace;
     }
+    if (!result.interrupted && spec.interrupt_fd >= 0) {
+      pollfd interrupt{spec.interrupt_fd, POLLIN, 0};
+      if (::poll(&interrupt, 1, 0) > 0) {
+        result.interrupted = true;  // no grace: the user is waiting
+        ::killpg(pid, SIGKILL);
+        killed_hard = true;
+        kill_deadline = now;
+      }
+    }
     if (kill_deadline && !killed_hard && now >= *kill_deadline) {
       ::killpg(pid, SIGKILL);
       killed_hard = true;
@@ -282,17 +344,18 @@ ChildExit run_child(const ChildSpec& spec, const ChildCallbacks& callbacks) {
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(wait_until - now);
     int wait_ms = static_cast<int>(std::clamp<long long>(wait.count(), 1, 100));
 
-    std::array<pollfd, 2> fds{};
+    std::array<pollfd, 3> fds{};
     nfds_t count = 0;
     if (out_open) fds[count++] = pollfd{out_fd.get(), POLLIN, 0};
     if (err_open) fds[count++] = pollfd{err_fd.get(), POLLIN, 0};
+    if (!result.interrupted && spec.interrupt_fd >= 0) fds[count++] = pollfd{spec.interrupt_fd, POLLIN, 0};
     int ready = ::poll(fds.data(), count, wait_ms);
     if (ready < 0 && errno != EINTR) break;
     for (nfds_t i = 0; i < count && ready > 0; ++i) {
       if (fds[i].revents == 0) continue;
       if (fds[i].fd == out_fd.get())
         out_open = drain(out_fd.get(), stdout_sink);
-      else
+      else if (fds[i].fd == err_fd.get())
         err_open = drain(err_fd.get(), stderr_sink);
     }
   }

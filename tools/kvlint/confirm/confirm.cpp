@@ -8,6 +8,7 @@
 
 #include "rules/registry.hpp"
 #include "tools/kvlint/confirm/findings_input.hpp"
+#include "tools/kvlint/confirm/interrupt.hpp"
 #include "tools/kvlint/confirm/nvml.hpp"
 #include "tools/kvlint/confirm/reconcile.hpp"
 #include "tools/kvlint/confirm/runner.hpp"
@@ -16,7 +17,6 @@
 
 namespace kvlint {
 namespace {
-
 
 std::vector<confirm::InputFinding> findings_from_check(const ConfirmOptions& options) {
   CheckOptions check;
@@ -62,9 +62,24 @@ int run_confirm(const ConfirmOptions& options) {
     NvmlSampler nvml;  // absent library or GPU: no samples, not an error
     settings.nvml = &nvml;
 
+    // From here on SIGINT/SIGTERM/SIGHUP stop the run in order: the running
+    // child's process group and what the host adopted are killed, its
+    // ENTRY.json directory removed, and no report is written (exit 128+N).
+    InterruptWatch interrupt;
+    settings.interrupt_fd = interrupt.fd();
+    auto interrupted = [&interrupt]() {
+      const int signal = interrupt.received();
+      if (signal != 0)
+        std::fprintf(stderr, "kvlint confirm: interrupted by %s; stopped the model processes, no report\n",
+                     signal_name(signal).c_str());
+      return signal;
+    };
+
     std::vector<ModelRun> runs;
     for (const auto& entry : entries) {
+      if (int signal = interrupted()) return 128 + signal;
       runs.push_back(run_model(entry, options.config, settings));
+      if (int signal = interrupted()) return 128 + signal;
       // Stream progress as each model finishes; the report itself is written once, atomically.
       std::fputs((model_progress_line(runs.back()) + "\n").c_str(), stderr);
     }
@@ -77,6 +92,7 @@ int run_confirm(const ConfirmOptions& options) {
     reconcile_options.bases = {std::filesystem::current_path(ec), options.config.root};
     ConfirmReport report = reconcile(findings, std::move(runs), reconcile_options);
 
+    if (int signal = interrupted()) return 128 + signal;
     std::string rendered;
     render(report, options.format, kKvlintVersion, rendered);
     if (options.output.empty()) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -27,9 +28,13 @@ uint32_t line_field(const json& object, const char* key, std::string_view where,
     if (required) throw InputError(fmt::format("{}: missing \"{}\"", where, key));
     return 0;
   }
-  if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<int64_t>() >= 0))
-    throw InputError(fmt::format("{}: \"{}\" must be a non-negative integer", where, key));
-  return it->get<uint32_t>();
+  // Checked before converting: a larger value would be silently truncated.
+  const bool in_range =
+      (it->is_number_unsigned() && it->get<uint64_t>() <= UINT32_MAX) ||
+      (it->is_number_integer() && it->get<int64_t>() >= 0 && it->get<int64_t>() <= UINT32_MAX);
+  if (!in_range)
+    throw InputError(fmt::format("{}: \"{}\" must be an integer from 0 to {}", where, key, UINT32_MAX));
+  return static_cast<uint32_t>(it->get<uint64_t>());
 }
 
 }  // namespace

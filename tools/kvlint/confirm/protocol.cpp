@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -27,25 +29,59 @@ std::string get_string(const json& object, const char* key, bool required = fals
   return it->get<std::string>();
 }
 
-int64_t get_int(const json& object, const char* key, bool required = false, int64_t fallback = 0) {
+// Counts and byte sizes above 2^53 (8 PiB) are not measurements but garbage, and
+// keeping every number within it leaves headroom for the sums and differences
+// the reconciler forms. It is also where doubles stop holding integers exactly.
+constexpr int64_t kMaxMagnitude = int64_t{1} << 53;
+
+enum class Sign { NonNegative, Any };
+
+// An integer within [-kMaxMagnitude, kMaxMagnitude] (or [0, ...]); Python may
+// write 4.0 for an int, so integral floats are accepted. Never converts an
+// out-of-range double (undefined behaviour): it is checked first.
+int64_t integer_value(const json& value, std::string_view key, Sign sign) {
+  const int64_t low = sign == Sign::NonNegative ? 0 : -kMaxMagnitude;
+  auto out_of_range = [&] {
+    return FieldError{fmt::format("\"{}\" out of range ({} to {})", key, low, kMaxMagnitude)};
+  };
+  if (value.is_number_unsigned()) {
+    if (value.get<uint64_t>() > static_cast<uint64_t>(kMaxMagnitude)) throw out_of_range();
+    return static_cast<int64_t>(value.get<uint64_t>());
+  }
+  if (value.is_number_integer()) {
+    const int64_t v = value.get<int64_t>();
+    if (v < low || v > kMaxMagnitude) throw out_of_range();
+    return v;
+  }
+  if (value.is_number_float()) {
+    const double v = value.get<double>();
+    if (!std::isfinite(v) || std::trunc(v) != v)
+      throw FieldError{fmt::format("\"{}\" is not an integer", key)};
+    if (v < static_cast<double>(low) || v > static_cast<double>(kMaxMagnitude)) throw out_of_range();
+    return static_cast<int64_t>(v);
+  }
+  throw FieldError{fmt::format("\"{}\" is not an integer", key)};
+}
+
+int64_t get_int(const json& object, const char* key, bool required = false, int64_t fallback = 0,
+                Sign sign = Sign::Any) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) {
     if (required) throw FieldError{fmt::format("missing \"{}\"", key)};
     return fallback;
   }
-  if (it->is_number_integer() || it->is_number_unsigned()) return it->get<int64_t>();
-  // Python may write 4.0 for an int; accept integral floats only.
-  if (it->is_number_float()) {
-    double value = it->get<double>();
-    if (value == static_cast<double>(static_cast<int64_t>(value))) return static_cast<int64_t>(value);
-  }
-  throw FieldError{fmt::format("\"{}\" is not an integer", key)};
+  return integer_value(*it, key, sign);
 }
 
-std::optional<int64_t> get_optional_int(const json& object, const char* key) {
+// A measured count or byte size: never negative.
+int64_t get_count(const json& object, const char* key, bool required = false, int64_t fallback = 0) {
+  return get_int(object, key, required, fallback, Sign::NonNegative);
+}
+
+std::optional<int64_t> get_optional_int(const json& object, const char* key, Sign sign = Sign::Any) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return std::nullopt;
-  return get_int(object, key);
+  return integer_value(*it, key, sign);
 }
 
 bool get_bool(const json& object, const char* key, bool fallback) {
@@ -56,13 +92,13 @@ bool get_bool(const json& object, const char* key, bool fallback) {
 }
 
 uint32_t get_line(const json& object) {
-  int64_t line = get_int(object, "line", true);
+  int64_t line = get_count(object, "line", true);
   if (line < 0 || line > std::numeric_limits<uint32_t>::max()) throw FieldError{"\"line\" out of range"};
   return static_cast<uint32_t>(line);
 }
 
 int get_concurrency(const json& object, bool required) {
-  int64_t value = get_int(object, "concurrency", required);
+  int64_t value = get_count(object, "concurrency", required);
   if (value < 0 || value > std::numeric_limits<int>::max()) throw FieldError{"\"concurrency\" out of range"};
   return static_cast<int>(value);
 }
@@ -72,7 +108,7 @@ HarnessEvent parse_object(const json& object) {
   const std::string model = get_string(object, "model");
   if (event == "start") {
     StartEvent e{model,
-                 get_int(object, "pid"),
+                 get_count(object, "pid"),
                  get_string(object, "python"),
                  get_string(object, "torch"),
                  get_string(object, "transformers"),
@@ -88,19 +124,19 @@ HarnessEvent parse_object(const json& object) {
     e.file = get_string(object, "file", true);
     e.line = get_line(object);
     e.owner = get_string(object, "owner");
-    e.rows = get_int(object, "rows", true);
-    e.positions = get_int(object, "positions");
-    e.layers = get_int(object, "layers");
-    e.bytes = get_int(object, "bytes");
-    e.bytes_per_row = get_int(object, "bytes_per_row", false, e.rows > 0 ? e.bytes / e.rows : 0);
-    e.objects = get_int(object, "objects");
+    e.rows = get_count(object, "rows", true);
+    e.positions = get_count(object, "positions");
+    e.layers = get_count(object, "layers");
+    e.bytes = get_count(object, "bytes");
+    e.bytes_per_row = get_count(object, "bytes_per_row", false, e.rows > 0 ? e.bytes / e.rows : 0);
+    e.objects = get_count(object, "objects");
     e.alive_after_step = get_bool(object, "alive_after_step", false);
     e.in_capture = get_bool(object, "in_capture", false);
     if (auto it = object.find("growth"); it != object.end() && !it->is_null()) {
       if (!it->is_array()) throw FieldError{"\"growth\" is not an array"};
       for (const auto& step : *it) {
         if (!step.is_number()) throw FieldError{"\"growth\" holds a non-number"};
-        e.growth.push_back(step.get<int64_t>());
+        e.growth.push_back(integer_value(step, "growth", Sign::NonNegative));
       }
     }
     return e;
@@ -114,8 +150,8 @@ HarnessEvent parse_object(const json& object) {
     e.file = get_string(object, "file", true);
     e.line = get_line(object);
     e.owner = get_string(object, "owner");
-    e.count = get_int(object, "count", false, 1);
-    e.resident_bytes = get_optional_int(object, "resident_bytes");
+    e.count = get_count(object, "count", false, 1);
+    e.resident_bytes = get_optional_int(object, "resident_bytes", Sign::NonNegative);
     return e;
   }
   if (event == "declaration") {
@@ -129,7 +165,12 @@ HarnessEvent parse_object(const json& object) {
     e.rows_driver = get_string(object, "rows_driver");
     e.rows_fixed = get_optional_int(object, "rows_fixed");
     e.rows = get_int(object, "rows");
-    e.total_bytes = get_int(object, "total_bytes", false, e.bytes_per_row * e.rows);
+    if (auto it = object.find("total_bytes"); it != object.end() && !it->is_null()) {
+      e.total_bytes = integer_value(*it, "total_bytes", Sign::Any);
+    } else if (__builtin_mul_overflow(e.bytes_per_row, e.rows, &e.total_bytes) ||
+               std::llabs(e.total_bytes) > kMaxMagnitude) {
+      throw FieldError{"\"bytes_per_row\" * \"rows\" out of range"};
+    }
     e.capacity = get_int(object, "capacity");
     e.scope = get_string(object, "scope");
     e.capacity_source = get_string(object, "capacity_source");
@@ -158,9 +199,11 @@ HarnessEvent parse_object(const json& object) {
 // Keeps quoted stdout short in reasons.
 std::string excerpt(std::string_view text) {
   constexpr std::size_t kMax = 80;
-  std::string out(text.substr(0, kMax));
-  if (text.size() > kMax) out += "...";
-  return out;
+  if (text.size() <= kMax) return std::string(text);
+  // Cut before a UTF-8 character, not through one: back off while the next byte continues one.
+  std::size_t cut = kMax;
+  while (cut > kMax - 3 && (static_cast<unsigned char>(text[cut]) & 0xC0u) == 0x80u) --cut;
+  return std::string(text.substr(0, cut)) + "...";
 }
 
 }  // namespace
@@ -215,6 +258,8 @@ std::string signal_name(int signal) {
       return "SIGILL";
     case SIGINT:
       return "SIGINT";
+    case SIGHUP:
+      return "SIGHUP";
     case SIGPIPE:
       return "SIGPIPE";
     default:
@@ -230,6 +275,16 @@ void ModelRun::feed_line(std::string_view line) {
   auto event = parse_event_line(line, error);
   if (!event) {
     garbage = fmt::format("{} ({})", excerpt(line), error);
+    return;
+  }
+  // Each byte count is bounded by the parser; bounding their sum over the run
+  // keeps every total the reconciler forms from a subset of them within int64.
+  int64_t bytes = 0;
+  if (const auto* cache = std::get_if<CacheEvent>(&*event)) bytes = cache->bytes;
+  if (const auto* declaration = std::get_if<DeclarationEvent>(&*event))
+    bytes = std::llabs(declaration->total_bytes);
+  if (__builtin_add_overflow(byte_sum_, bytes, &byte_sum_)) {
+    garbage = fmt::format("{} (the run's byte counts add up beyond 2^63)", excerpt(line));
     return;
   }
   apply(*event);

@@ -121,6 +121,9 @@ struct ModelRun {
   void finish();
 
   bool path_completed(std::string_view path, int concurrency) const;
+
+ private:
+  int64_t byte_sum_ = 0;  // cache bytes and |declared total_bytes| fed so far (feed_line)
 };
 
 // "SIGSEGV" for 11; "signal N" when unnamed.

@@ -100,9 +100,10 @@ DeclaredEvidence declared_of(const DeclarationEvent& d) {
                           d.rows,  d.bytes_per_row, d.total_bytes};
 }
 
+// In doubles: the difference of two int64 values need not fit in one.
 bool within_tolerance(int64_t declared, int64_t observed, double tolerance) {
-  const double reference = static_cast<double>(std::max<int64_t>(std::llabs(observed), 1));
-  return std::fabs(static_cast<double>(declared - observed)) / reference <= tolerance;
+  const double reference = std::max(std::fabs(static_cast<double>(observed)), 1.0);
+  return std::fabs(static_cast<double>(declared) - static_cast<double>(observed)) / reference <= tolerance;
 }
 
 class Reconciler {

@@ -240,6 +240,7 @@ ModelRun run_model(const SelectedEntry& entry, const Config& config, const RunSe
   spec.env = child_environment(model, config, settings);
   spec.timeout = std::chrono::milliseconds(static_cast<long long>(model.timeout_s * 1000.0));
   spec.kill_grace = settings.kill_grace;
+  spec.interrupt_fd = settings.interrupt_fd;
 
   PeakTracker peak;
   ChildCallbacks callbacks;

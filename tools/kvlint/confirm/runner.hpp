@@ -41,6 +41,7 @@ struct RunSettings {
   std::string device_override;  // "", "cpu", "cuda"
   const NvmlSampler* nvml = nullptr;
   std::chrono::milliseconds kill_grace{2'000};
+  int interrupt_fd = -1;  // InterruptWatch::fd: a signal kills the running child at once
 };
 
 nlohmann::json entry_json(const RuntimeModel& model, const Config& config, const RunSettings& settings);

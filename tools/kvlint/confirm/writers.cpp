@@ -9,6 +9,7 @@
 
 #include "rules/registry.hpp"
 #include "tools/kvlint/engine/result_cache.hpp"
+#include "tools/kvlint/engine/source_file.hpp"
 #include "tools/kvlint/reporters/sarif_support.hpp"
 
 namespace kvlint::confirm {
@@ -24,6 +25,21 @@ std::string upper(std::string_view text) {
 
 std::string location_text(const Finding& f) {
   return fmt::format("{}:{}", f.loc.file, f.loc.line);
+}
+
+// Sets object[key] to a filesystem path. JSON text must be UTF-8, so a path
+// that is not gets its bytes percent-encoded beside it under "<key>_bytes"
+// (RFC 3986, urllib.parse.unquote_to_bytes reverses it); object[key] itself
+// becomes U+FFFD-replaced text when the document is dumped.
+void put_path(json& object, const std::string& key, const std::string& path) {
+  object[key] = path;
+  if (find_invalid_utf8(path)) object[key + "_bytes"] = sarif::percent_encode_path(path);
+}
+
+// Text that is not valid UTF-8 (a child's stderr, a path) is written with each
+// invalid byte replaced by U+FFFD rather than failing the whole report.
+std::string dump(const json& document) {
+  return document.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 json optional_int(const std::optional<int64_t>& value) {
@@ -48,6 +64,7 @@ json evidence_json(const Evidence& e) {
                        {"positions", o.positions},
                        {"layers", o.layers},
                        {"bytes_per_row_human", format_bytes(o.bytes_per_row)}};
+    put_path(out["observed"], "file", o.file);
   } else {
     out["observed"] = nullptr;
   }
@@ -68,6 +85,7 @@ json evidence_json(const Evidence& e) {
     const auto& c = *e.capture;
     out["capture"] = {
         {"file", c.file}, {"line", c.line}, {"kind", c.kind}, {"owner", c.owner}, {"count", c.count}};
+    put_path(out["capture"], "file", c.file);
   }
   if (e.collected_total_bytes) out["collected_total_bytes"] = *e.collected_total_bytes;
   out["gpu_peak_bytes"] = optional_int(e.gpu_peak_bytes);
@@ -77,9 +95,11 @@ json evidence_json(const Evidence& e) {
 
 json related_json(const Finding& f) {
   json related = json::array();
-  for (const auto& r : f.related)
+  for (const auto& r : f.related) {
     related.push_back(
         {{"path", r.loc.file}, {"line", r.loc.line}, {"column", r.loc.column}, {"message", r.message}});
+    put_path(related.back(), "path", r.loc.file);
+  }
   return related;
 }
 
@@ -108,7 +128,7 @@ json model_json(const ModelRun& run) {
       {"timed_out", run.process.timed_out},
       {"stderr_tail", run.process.stderr_tail}};
   json caches = json::array();
-  for (const auto& c : run.caches)
+  for (const auto& c : run.caches) {
     caches.push_back({{"path", c.path},
                       {"concurrency", c.concurrency},
                       {"class", c.cache_class},
@@ -124,8 +144,10 @@ json model_json(const ModelRun& run) {
                       {"alive_after_step", c.alive_after_step},
                       {"in_capture", c.in_capture},
                       {"growth", c.growth}});
+    put_path(caches.back(), "file", c.file);
+  }
   json captures = json::array();
-  for (const auto& c : run.captures)
+  for (const auto& c : run.captures) {
     captures.push_back({{"path", c.path},
                         {"concurrency", c.concurrency},
                         {"kind", c.kind},
@@ -134,6 +156,8 @@ json model_json(const ModelRun& run) {
                         {"owner", c.owner},
                         {"count", c.count},
                         {"resident_bytes", optional_int(c.resident_bytes)}});
+    put_path(captures.back(), "file", c.file);
+  }
   json declarations = json::array();
   for (const auto& d : run.declarations)
     declarations.push_back({{"path", d.path},
@@ -247,9 +271,10 @@ nlohmann::json to_json(const ConfirmReport& report, std::string_view tool_versio
                        {"fingerprint", f.fingerprint},
                        {"verdict", std::string(to_string(r.verdict))},
                        {"evidence", evidence_json(r.evidence)}});
+    put_path(results.back(), "path", f.loc.file);
   }
   json runtime = json::array();
-  for (const auto& rt : report.runtime_findings)
+  for (const auto& rt : report.runtime_findings) {
     runtime.push_back({{"code", rt.code},
                        {"name", rt.name},
                        {"severity", std::string(to_string(rt.severity))},
@@ -258,6 +283,8 @@ nlohmann::json to_json(const ConfirmReport& report, std::string_view tool_versio
                        {"owner", rt.owner},
                        {"message", rt.message},
                        {"evidence", evidence_json(rt.evidence)}});
+    put_path(runtime.back(), "path", rt.file);
+  }
   return {{"schema", "kvlint-confirm"},
           {"version", 1},
           {"tool", {{"name", "kvlint"}, {"version", tool_version}}},
@@ -273,7 +300,7 @@ nlohmann::json to_json(const ConfirmReport& report, std::string_view tool_versio
 }
 
 std::string render_json(const ConfirmReport& report, std::string_view tool_version) {
-  return to_json(report, tool_version).dump(2) + "\n";
+  return dump(to_json(report, tool_version));
 }
 
 std::string render_sarif(const ConfirmReport& report, std::string_view tool_version) {
@@ -343,7 +370,7 @@ std::string render_sarif(const ConfirmReport& report, std::string_view tool_vers
   json sarif = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
                 {"version", "2.1.0"},
                 {"runs", json::array({run})}};
-  return sarif.dump(2) + "\n";
+  return dump(sarif);
 }
 
 bool render(const ConfirmReport& report, std::string_view format, std::string_view tool_version,

@@ -6,7 +6,11 @@ boot entry's env):
   canned    print the lines of $FAKE_EVENTS verbatim, then exit 0
   crash     print start and one cache line, then die of SIGSEGV
   hang      print start, start a grandchild that sleeps (pid written to
-            $FAKE_PIDFILE), then sleep; with FAKE_IGNORE_TERM=1 ignore SIGTERM
+            $FAKE_PIDFILE), then sleep; with FAKE_IGNORE_TERM=1 ignore SIGTERM;
+            with FAKE_SETSID=1 the grandchild runs in a session of its own
+            (the harness's own pid goes to $FAKE_PIDFILE.harness)
+  non_utf8  print start, the byte 0xff as a line, 5000 three-byte characters
+            then "!" on stderr, and exit 1
   garbage   print start, one cache line, a non-JSON line, another cache line, end
   memory    print start, an error of kind memory, end
   truncated print start, then half a JSON line without newline, then SIGSEGV
@@ -62,9 +66,14 @@ def main():
     elif scenario == "hang":
         if os.environ.get("FAKE_IGNORE_TERM") == "1":
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-        with open(os.environ["FAKE_PIDFILE"], "w") as f:
+        grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                                      start_new_session=os.environ.get("FAKE_SETSID") == "1")
+        pidfile = os.environ["FAKE_PIDFILE"]
+        with open(pidfile + ".harness", "w") as f:
+            f.write(str(os.getpid()))
+        with open(pidfile + ".tmp", "w") as f:
             f.write(str(grandchild.pid))
+        os.rename(pidfile + ".tmp", pidfile)  # whole or absent for a test that polls for it
         emit(cache(model))
         while True:
             time.sleep(60)
@@ -84,6 +93,12 @@ def main():
         os.kill(os.getpid(), signal.SIGSEGV)
     elif scenario == "noend":
         return 0
+    elif scenario == "non_utf8":
+        sys.stdout.flush()
+        os.write(1, b"\xff\n")
+        sys.stderr.write("\u2588" * 5000 + "!\n")
+        sys.stderr.flush()
+        return 1
     return 0
 
 
