@@ -154,7 +154,7 @@ TEST(Writers, AtomicWriteReplacesTheWholeFileAndLeavesNoTemporaries) {
   ScratchDir dir;
   const auto target = dir.path() / "report.json";
   write_file(target, "old content that is longer than the new one");
-  write_file_atomically(target, "new");
+  write_report_file(target, "new");
   EXPECT_EQ(read_file(target), "new");
   int entries = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
@@ -166,7 +166,7 @@ TEST(Writers, AtomicWriteReplacesTheWholeFileAndLeavesNoTemporaries) {
 
 TEST(Writers, AtomicWriteIntoAMissingDirectoryThrowsAndCreatesNothing) {
   ScratchDir dir;
-  EXPECT_THROW(write_file_atomically(dir.path() / "missing" / "report.json", "x"), std::runtime_error);
+  EXPECT_THROW(write_report_file(dir.path() / "missing" / "report.json", "x"), std::runtime_error);
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "missing"));
 }
 

@@ -98,7 +98,7 @@ int run_confirm(const ConfirmOptions& options) {
     if (options.output.empty()) {
       std::cout << rendered << std::flush;
     } else {
-      write_file_atomically(options.output, rendered);
+      write_report_file(options.output, rendered);
     }
     return report.exit_code();
   } catch (const InputError& e) {

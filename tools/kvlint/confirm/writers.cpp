@@ -386,7 +386,7 @@ bool render(const ConfirmReport& report, std::string_view format, std::string_vi
   return true;
 }
 
-void write_file_atomically(const std::filesystem::path& target, std::string_view content) {
+void write_report_file(const std::filesystem::path& target, std::string_view content) {
   std::string error;
   if (!kvlint::write_output_file(target, content, error)) throw std::runtime_error(error);
 }

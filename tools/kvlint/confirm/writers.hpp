@@ -26,6 +26,6 @@ std::string model_progress_line(const ModelRun& run);
 // atomically (readers see the old file or the whole new one); a device, FIFO
 // or /dev/stdout is written in place. Throws std::runtime_error naming the
 // file on failure.
-void write_file_atomically(const std::filesystem::path& target, std::string_view content);
+void write_report_file(const std::filesystem::path& target, std::string_view content);
 
 }  // namespace kvlint::confirm
