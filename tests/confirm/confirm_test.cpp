@@ -230,6 +230,60 @@ TEST_F(ConfirmEndToEnd, ModelOptionRunsExactlyTheRequestedEntries) {
   EXPECT_EQ(run_confirm(options), 2);
 }
 
+TEST_F(ConfirmEndToEnd, AllBootsUnflaggedEntriesSoDriftWithoutAFindingIsReported) {
+  // "clean" has no finding at all; its declaration is half of what it allocates.
+  const auto events = dir_.path() / "clean.jsonl";
+  write_file(events,
+             event({{"event", "start"}, {"model", "clean"}, {"pid", 1}, {"python", "3"}, {"device", "cpu"}}) +
+                 event({{"event", "cache"},
+                        {"model", "clean"},
+                        {"path", "streaming"},
+                        {"concurrency", 1},
+                        {"class", "DynamicCache"},
+                        {"file", model_file_},
+                        {"line", 1},
+                        {"owner", "Clean"},
+                        {"rows", 1},
+                        {"bytes", 4655104},
+                        {"bytes_per_row", 4655104}}) +
+                 event({{"event", "declaration"},
+                        {"model", "clean"},
+                        {"path", "streaming"},
+                        {"concurrency", 1},
+                        {"owner", "Clean"},
+                        {"name", "kv"},
+                        {"bytes_per_row", 4655104 / 2},
+                        {"rows_driver", "MAX_NUM_SEQS"},
+                        {"rows", 1}}) +
+                 event({{"event", "path_done"},
+                        {"model", "clean"},
+                        {"path", "streaming"},
+                        {"concurrency", 1},
+                        {"ok", true}}) +
+                 event({{"event", "end"}, {"model", "clean"}}));
+  auto clean = model("clean", "canned", {"Clean"});
+  clean.env["FAKE_EVENTS"] = events.string();
+  ConfirmOptions options;
+  options.findings_file = dir_.path() / "none.json";
+  write_file(options.findings_file, R"({"schema": "kvlint-findings", "version": 1, "findings": []})");
+  options.config = config({clean});
+  options.format = "json";
+  options.output = dir_.path() / "confirm.json";
+  EXPECT_EQ(run_confirm(options), 0);  // nothing flagged: nothing booted
+  EXPECT_TRUE(json::parse(read_file(options.output))["models"].empty());
+
+  options.all = true;
+  EXPECT_EQ(run_confirm(options), 1);
+  json report = json::parse(read_file(options.output));
+  ASSERT_EQ(report["models"].size(), 1u);
+  EXPECT_EQ(report["models"][0]["status"], "complete");
+  ASSERT_EQ(report["runtime_findings"].size(), 1u);
+  EXPECT_EQ(report["runtime_findings"][0]["code"], "RT002");
+
+  options.models = {"clean"};  // --all already means every entry
+  EXPECT_EQ(run_confirm(options), 2);
+}
+
 TEST_F(ConfirmEndToEnd, EntryWithoutOwnersBootsClassesOfItsPackage) {
   auto entry = model("pkgwide", "noend", {});
   Config c = config({entry});

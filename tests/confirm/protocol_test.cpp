@@ -211,5 +211,40 @@ TEST(Protocol, ReasonsFollowTheProcessEnd) {
   EXPECT_NE(missing.reason.find("could not start"), std::string::npos);
 }
 
+TEST(Protocol, FactoryThatRaisesLeavesTheRunInconclusiveNamingTheException) {
+  ModelRun run;
+  run.paths = {"generate"};
+  run.process.spawned = true;
+  run.process.exit_code = 0;
+  run.feed_line(R"({"event":"start","model":"m","pid":1,"python":"3.11","device":"cpu"})");
+  run.feed_line(
+      R"({"event":"error","model":"m","path":"build","concurrency":0,"kind":"exception","message":"AttributeError: 'Qwen2Config' object\nhas no attribute 'talker_max_cache_len'"})");
+  run.feed_line(R"({"event":"end","model":"m"})");
+  run.finish();
+  EXPECT_EQ(run.status, RunStatus::Inconclusive);
+  EXPECT_EQ(
+      run.reason,
+      "the factory raised AttributeError: 'Qwen2Config' object has no attribute 'talker_max_cache_len'");
+}
+
+TEST(Protocol, EveryPathFailingLeavesTheRunInconclusive) {
+  ModelRun run;
+  run.paths = {"eager"};
+  run.process.spawned = true;
+  run.process.exit_code = 0;
+  run.feed_line(
+      R"({"event":"error","model":"m","path":"eager","concurrency":4,"kind":"exception","message":"RuntimeError: shape mismatch"})");
+  run.feed_line(R"({"event":"path_done","model":"m","path":"eager","concurrency":4,"ok":false})");
+  run.feed_line(R"({"event":"end","model":"m"})");
+  run.finish();
+  EXPECT_EQ(run.status, RunStatus::Inconclusive);
+  EXPECT_EQ(run.reason, "no path completed (path eager, concurrency 4: RuntimeError: shape mismatch)");
+  // One completed path is enough for a complete run; the failed one stays an error event.
+  run.feed_line(R"({"event":"path_done","model":"m","path":"eager","concurrency":1,"ok":true})");
+  run.ended = true;
+  run.finish();
+  EXPECT_EQ(run.status, RunStatus::Complete);
+}
+
 }  // namespace
 }  // namespace kvlint::confirm

@@ -63,6 +63,27 @@ const FindingResult& only(const ConfirmReport& report) {
 
 constexpr int64_t kRow = 4655104;  // 4.44 MiB
 
+// A cache event with its length and the storage sampled after each update round.
+std::string sized_cache_line(std::string path, int concurrency, uint32_t line, std::string owner,
+                             std::string cache_class, int64_t positions, int64_t bytes_per_position,
+                             std::vector<int64_t> growth) {
+  std::string samples;
+  for (auto g : growth) samples += (samples.empty() ? "" : ",") + std::to_string(g);
+  return fmt::format(
+      R"({{"event":"cache","model":"m","path":"{}","concurrency":{},"class":"{}","file":"{}","line":{},"owner":"{}","rows":1,"positions":{},"layers":8,"bytes":{},"bytes_per_row":{},"objects":1,"growth":[{}]}})",
+      path, concurrency, cache_class, kFile, line, owner, positions, positions * bytes_per_position,
+      positions * bytes_per_position, samples);
+}
+
+std::string capacity_declaration_line(std::string path, int concurrency, std::string owner, int64_t capacity,
+                                      int64_t bytes_per_position) {
+  return fmt::format(
+      R"({{"event":"declaration","model":"m","path":"{}","concurrency":{},"owner":"{}","name":"kv","bytes_per_row":{},"rows_driver":"FIXED","rows_fixed":1,"rows":1,"total_bytes":{},"capacity":{},"capacity_source":"max_model_len","declared":true,"file":"/kvlint-test-nonexistent/pkg/decl.py","line":42}})",
+      path, concurrency, owner, capacity * bytes_per_position, capacity * bytes_per_position, capacity);
+}
+
+constexpr int64_t kPerPosition = 65536;  // 2 x 8 layers x 8 heads x 64 dim x 4 B
+
 TEST(Units, HumanBytesMatchTheReference) {
   EXPECT_EQ(format_bytes(4655104), "4.44 MiB");
   EXPECT_EQ(format_bytes(720896), "704 KiB");
@@ -274,7 +295,7 @@ TEST(Reconcile, OwnersListedTogetherInAnEntryCoverEachOther) {
 
 TEST(Reconcile, OtherCodesAreNotChecked) {
   auto run = make_run("codec", {"Dec"}, {done_line("streaming", 1)});
-  auto report = reconcile({finding("KV401", 5, "Dec")}, {run}, {});
+  auto report = reconcile({finding("KV403", 5, "Dec")}, {run}, {});
   EXPECT_EQ(only(report).verdict, Verdict::NotChecked);
   EXPECT_EQ(report.exit_code(), 0);
 }
@@ -317,6 +338,133 @@ TEST(Reconcile, RT002WhenDeclaredBytesDriftBeyondTheTolerance) {
   ASSERT_TRUE(rt.evidence.declared && rt.evidence.observed);
   EXPECT_EQ(rt.evidence.declared->bytes_per_row, kRow / 2);
   EXPECT_EQ(rt.evidence.observed->bytes_per_row, kRow);
+}
+
+TEST(Reconcile, KV402ConfirmedWhenAStaticCacheHoldsMorePositionsThanDeclared) {
+  auto run = make_run(
+      "ming", {"Gen"},
+      {sized_cache_line("generate", 1, 18, "Gen", "StaticCache", 2048, kPerPosition, {1}),
+       capacity_declaration_line("generate", 1, "Gen", 1024, kPerPosition), done_line("generate", 1)});
+  auto report = reconcile({finding("KV402", 18, "Gen")}, {run}, {});
+  const auto& r = only(report);
+  EXPECT_EQ(r.verdict, Verdict::Confirmed);
+  EXPECT_EQ(
+      r.evidence.summary,
+      "StaticCache holds 2048 positions (its bound) on path generate at concurrency 1, declared capacity "
+      "1024 (max_model_len)");
+  ASSERT_TRUE(r.evidence.observed);
+  EXPECT_EQ(r.evidence.observed->positions, 2048);
+}
+
+TEST(Reconcile, KV401ConfirmedWhenASlidingWindowStopsBelowTheDeclaredCapacity) {
+  // Storage stopped growing over the last rounds while the drive kept decoding: bounded at 71.
+  auto run = make_run(
+      "codec", {"Dec"},
+      {sized_cache_line("streaming", 1, 18, "Dec", "DynamicCache", 71, kPerPosition,
+                        {72 * kPerPosition, 75 * kPerPosition, 75 * kPerPosition}),
+       capacity_declaration_line("streaming", 1, "Dec", 4096, kPerPosition), done_line("streaming", 1)});
+  auto report = reconcile({finding("KV401", 40, "Dec")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Confirmed) << only(report).evidence.summary;
+}
+
+TEST(Reconcile, KV401RefutedWhenTheCacheStopsAtTheDeclaredCapacity) {
+  auto run = make_run(
+      "codec", {"Dec"},
+      {sized_cache_line("streaming", 1, 18, "Dec", "DynamicCache", 71, kPerPosition,
+                        {72 * kPerPosition, 75 * kPerPosition, 75 * kPerPosition}),
+       capacity_declaration_line("streaming", 1, "Dec", 71, kPerPosition), done_line("streaming", 1)});
+  auto report = reconcile({finding("KV401", 40, "Dec")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Refuted) << only(report).evidence.summary;
+}
+
+TEST(Reconcile, KV402NotExercisedWhileTheCacheStillGrowsBelowItsCapacity) {
+  auto run = make_run(
+      "codec", {"Dec"},
+      {sized_cache_line("streaming", 1, 18, "Dec", "DynamicCache", 20, kPerPosition,
+                        {8 * kPerPosition, 12 * kPerPosition, 20 * kPerPosition}),
+       capacity_declaration_line("streaming", 1, "Dec", 71, kPerPosition), done_line("streaming", 1)});
+  auto report = reconcile({finding("KV402", 18, "Dec")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::NotExercised) << only(report).evidence.summary;
+}
+
+TEST(Reconcile, KV402ConfirmedWhenAGrowingCacheOutgrowsTheDeclaredCapacity) {
+  auto run = make_run(
+      "codec", {"Dec"},
+      {sized_cache_line("streaming", 1, 18, "Dec", "DynamicCache", 80, kPerPosition,
+                        {40 * kPerPosition, 80 * kPerPosition}),
+       capacity_declaration_line("streaming", 1, "Dec", 71, kPerPosition), done_line("streaming", 1)});
+  auto report = reconcile({finding("KV402", 18, "Dec")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Confirmed) << only(report).evidence.summary;
+}
+
+TEST(Reconcile, KV105ConfirmedWhenTheOwnerHoldsACacheTheCollectorNeverReturns) {
+  auto run = make_run(
+      "ming", {"Talker", "Gen"},
+      {sized_cache_line("generate", 1, 18, "Gen", "StaticCache", 2048, kPerPosition, {1}),
+       capacity_declaration_line("generate", 1, "Talker", 2048, kPerPosition), done_line("generate", 1)});
+  auto report = reconcile({finding("KV105", 60, "Gen")}, {run}, {});
+  const auto& r = only(report);
+  EXPECT_EQ(r.verdict, Verdict::Confirmed);
+  EXPECT_EQ(r.evidence.summary,
+            "the collector's walk on path generate returned no spec of Gen (collected: Talker)");
+}
+
+TEST(Reconcile, KV105RefutedWhenTheCollectorReturnsTheOwnersSpec) {
+  auto run = make_run(
+      "ming", {"Talker", "Gen"},
+      {sized_cache_line("generate", 1, 18, "Gen", "StaticCache", 2048, kPerPosition, {1}),
+       capacity_declaration_line("generate", 1, "Gen", 2048, kPerPosition), done_line("generate", 1)});
+  auto report = reconcile({finding("KV105", 60, "Gen")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Refuted);
+}
+
+TEST(Reconcile, KV105NotExercisedWhenTheOwnerHeldNothing) {
+  // An owner that allocated nothing may be inert on the path: no evidence the walk missed it.
+  auto run = make_run("ming", {"Talker", "Gen"}, {done_line("generate", 1)});
+  auto report = reconcile({finding("KV105", 60, "Gen")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::NotExercised);
+}
+
+TEST(Reconcile, RT003WhenACompletedPathAllocatesNothingForADeclaredSpec) {
+  auto run = make_run(
+      "codec", {"Dec"},
+      {sized_cache_line("streaming", 1, 18, "Dec", "DynamicCache", 71, kPerPosition, {1}),
+       capacity_declaration_line("streaming", 1, "Dec", 71, kPerPosition), done_line("streaming", 1),
+       capacity_declaration_line("stateless", 1, "Dec", 71, kPerPosition), done_line("stateless", 1)});
+  auto report = reconcile({}, {run}, {});
+  ASSERT_EQ(report.runtime_findings.size(), 1u);
+  const auto& rt = report.runtime_findings.front();
+  EXPECT_EQ(rt.code, "RT003");
+  EXPECT_EQ(rt.name, "phantom-declaration");
+  EXPECT_EQ(rt.severity, Severity::Error);
+  EXPECT_EQ(rt.file, "/kvlint-test-nonexistent/pkg/decl.py");
+  EXPECT_EQ(rt.line, 42u);
+  EXPECT_EQ(rt.evidence.path, "stateless");
+  ASSERT_TRUE(rt.evidence.declared);
+  EXPECT_EQ(rt.evidence.declared->total_bytes, 71 * kPerPosition);
+  EXPECT_EQ(report.exit_code(), 1);
+}
+
+TEST(Reconcile, NoRT003WhenTheOwnerAllocatesOrThePathFailedOrKV301SaysIt) {
+  // A cache the factory built and that stays alive is memory the path holds.
+  auto built = make_run(
+      "codec", {"Dec"},
+      {R"({"event":"cache","model":"m","path":"build","concurrency":0,"class":"StaticCache","file":"/kvlint-test-nonexistent/pkg/model.py","line":9,"owner":"Dec","rows":1,"positions":71,"layers":8,"bytes":1,"bytes_per_row":1,"objects":1,"alive_after_step":true})",
+       capacity_declaration_line("graph", 1, "Dec", 71, kPerPosition), done_line("graph", 1)});
+  EXPECT_TRUE(reconcile({}, {built}, {}).runtime_findings.empty());
+  // A path that did not complete shows nothing.
+  auto failed =
+      make_run("codec", {"Dec"},
+               {capacity_declaration_line("stateless", 1, "Dec", 71, kPerPosition),
+                R"({"event":"path_done","model":"m","path":"stateless","concurrency":1,"ok":false})"});
+  EXPECT_TRUE(reconcile({}, {failed}, {}).runtime_findings.empty());
+  // The same observation under a KV301 finding is that finding's verdict, not a second report.
+  auto flagged = make_run(
+      "codec", {"Dec"},
+      {capacity_declaration_line("stateless", 1, "Dec", 71, kPerPosition), done_line("stateless", 1)});
+  auto report = reconcile({finding("KV301", 40, "Dec")}, {flagged}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Confirmed);
+  EXPECT_TRUE(report.runtime_findings.empty());
 }
 
 }  // namespace

@@ -42,14 +42,14 @@ ConfirmReport sample_report() {
   kv202.finding.message = "FIXED rows on a per-request cache";
   kv202.finding.related.push_back({{"/x/model.py", 18, 9, 0, 0}, "kept per request id here"});
   kv202.finding.fingerprint = "abc123";
-  InputFinding kv401;
-  kv401.name = "max-model-len-bound";
-  kv401.finding.code = "KV401";
-  kv401.finding.severity = Severity::Warning;
-  kv401.finding.loc = {"models/x.py", 3, 1, 3, 9};
-  kv401.finding.owner_class = "Dec";
-  kv401.finding.message = "capacity from max_model_len";
-  return reconcile({kv202, kv401}, {run}, {});
+  InputFinding kv403;  // a static-only rule
+  kv403.name = "hand-written-geometry";
+  kv403.finding.code = "KV403";
+  kv403.finding.severity = Severity::Info;
+  kv403.finding.loc = {"models/x.py", 3, 1, 3, 9};
+  kv403.finding.owner_class = "Dec";
+  kv403.finding.message = "geometry as literals";
+  return reconcile({kv202, kv403}, {run}, {});
 }
 
 TEST(Writers, TextShowsVerdictLinesPerModel) {
@@ -60,8 +60,36 @@ TEST(Writers, TextShowsVerdictLinesPerModel) {
                       "(4.44 MiB/row)\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("NOT-CHECKED KV401 models/x.py:3 Dec"), std::string::npos) << text;
+  EXPECT_NE(text.find("NOT-CHECKED KV403 models/x.py:3 Dec"), std::string::npos) << text;
   EXPECT_NE(text.find("RT001 warning unflagged-cache /x/other model.py:5 Hidden"), std::string::npos) << text;
+}
+
+TEST(Writers, TextNamesTheFactoryExceptionOnTheModelLine) {
+  ModelRun run;
+  run.name = "talker";
+  run.owners = {"Talker"};
+  run.paths = {"generate"};
+  run.process.spawned = true;
+  run.process.exit_code = 0;
+  run.feed_line(
+      R"({"event":"start","model":"talker","pid":7,"python":"3.11.7","torch":"2.9.1","transformers":"4.57.6","device":"cpu"})");
+  run.feed_line(
+      R"({"event":"error","model":"talker","path":"build","concurrency":0,"kind":"exception","message":"KeyError: 'max_cache_len'"})");
+  run.feed_line(R"({"event":"end","model":"talker"})");
+  run.finish();
+  InputFinding kv101;
+  kv101.finding.code = "KV101";
+  kv101.finding.loc = {"/x/talker.py", 12, 1, 12, 9};
+  kv101.finding.owner_class = "Talker";
+  std::string text = render_text(reconcile({kv101}, {run}, {}));
+  EXPECT_NE(
+      text.find("model talker: inconclusive: the factory raised KeyError: 'max_cache_len' (python 3.11.7"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  INCONCLUSIVE KV101 /x/talker.py:12 Talker: the factory raised KeyError"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("complete"), std::string::npos) << text;
 }
 
 TEST(Writers, JsonDocumentCarriesVerdictsEvidenceAndModels) {

@@ -117,6 +117,11 @@ def test_talker_holds_24_mib_serialized(harness, concurrency):
     assert cache["owner"] == "MingAudioGenerator"  # a plain object, not a submodule
     decl = run.one("declaration", path="generate", concurrency=concurrency)
     assert decl["owner"] == "MingAudioGenerator"  # reached through the explicit hop
+    # The declaring method's location (what RT003 names): the held class's, not the hop in MingTalker.
+    from talker.model import MingAudioGenerator
+
+    assert decl["file"] == str(FIXTURES / "talker" / "model.py")
+    assert decl["line"] == MingAudioGenerator.model_local_kv_specs.__code__.co_firstlineno
     assert (decl["rows_driver"], decl["rows"], decl["total_bytes"]) == ("FIXED", 1, 24 * MIB)
 
 

@@ -65,6 +65,16 @@ def test_import_failure_is_reported_as_kind_import():
     assert run.events[-1]["event"] == "end"
 
 
+def test_factory_missing_a_config_field_reports_the_exception_at_build_and_runs_no_path():
+    run = run_harness(entry("missing_field", "misbehaving.missing_field", ["generate"], [1]))
+    assert run.returncode == 0
+    error = run.one("error", path="build")
+    assert error["kind"] == "exception"
+    assert error["message"].startswith("AttributeError:") and "talker_max_cache_len" in error["message"]
+    assert not run.of("path_done") and not run.of("declaration")
+    assert run.events[-1]["event"] == "end"
+
+
 def test_other_models_are_unaffected_by_a_crashed_sibling(harness):
     crashed = run_harness(entry("segfault", "misbehaving.segfault", ["default"], [1]))
     healthy = harness("talker", "talker.model", ["generate"], [1, 4])

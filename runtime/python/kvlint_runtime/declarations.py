@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 
@@ -26,22 +27,26 @@ def _as_list(specs: Any) -> List[Any]:
     return [specs]
 
 
-def _walk(model: Any) -> List[Tuple[str, Any]]:
+# (owner class name, spec, the class whose model_local_kv_specs() returned it)
+Declared = Tuple[str, Any, Optional[type]]
+
+
+def _walk(model: Any) -> List[Declared]:
     # The runner's model may be a CUDAGraphWrapper that forwards attribute
     # access; entering through both it and its runnable would count a root
     # declarer twice, so unwrap first, as the engine's collector does.
     root = model.unwrap() if callable(getattr(model, "unwrap", None)) else model
     modules: Iterable[Any] = root.modules() if callable(getattr(root, "named_modules", None)) else [root]
-    found: List[Tuple[str, Any]] = []
+    found: List[Declared] = []
     for module in modules:
         declare = getattr(module, "model_local_kv_specs", None)
         if callable(declare):
             hop_owners = _hop_owners(module)
-            found.extend((_owner_of(s, hop_owners, type(module).__name__), s) for s in _as_list(declare()))
+            found.extend(_owner_of(s, hop_owners, type(module)) for s in _as_list(declare()))
     return found
 
 
-def _hop_owners(module: Any) -> List[Tuple[str, List[Any]]]:
+def _hop_owners(module: Any) -> List[Tuple[type, List[Any]]]:
     """Declarers held by `module` that are not submodules, with the specs they return.
 
     Owners that are not submodules (ming's MingAudioGenerator) are reached by the
@@ -55,21 +60,32 @@ def _hop_owners(module: Any) -> List[Tuple[str, List[Any]]]:
         if not callable(declare) or hasattr(value, "named_modules"):
             continue  # submodules are visited by the walk itself
         try:
-            held.append((type(value).__name__, _as_list(declare())))
+            held.append((type(value), _as_list(declare())))
         except Exception:  # a broken hop target is the holder's problem, reported through it
             continue
     return held
 
 
-def _owner_of(spec: Any, hop_owners: List[Tuple[str, List[Any]]], default: str) -> str:
+def _owner_of(spec: Any, hop_owners: List[Tuple[type, List[Any]]], default: type) -> Declared:
     for owner, specs in hop_owners:
         if any(spec is s or spec == s for s in specs):
-            return owner
-    return default
+            return owner.__name__, spec, owner
+    return default.__name__, spec, default
 
 
-def collect(model: Any, collector: str) -> Tuple[List[Tuple[str, Any]], Optional[str]]:
-    """Returns [(owner class name, spec)] and which collector was used."""
+def declarer_location(cls: Optional[type]) -> Tuple[Optional[str], Optional[int]]:
+    """Where `cls.model_local_kv_specs` is defined: the line a phantom declaration (RT003) names."""
+    if cls is None:
+        return None, None
+    method = getattr(cls, "model_local_kv_specs", None)
+    code = getattr(getattr(method, "__func__", method), "__code__", None)
+    if code is None or code.co_filename.startswith("<"):
+        return None, None
+    return os.path.abspath(code.co_filename), code.co_firstlineno
+
+
+def collect(model: Any, collector: str) -> Tuple[List[Declared], Optional[str]]:
+    """Returns [(owner class name, spec, declaring class)] and which collector was used."""
     if collector:
         try:
             collect_fn = load_callable(collector)
@@ -79,8 +95,11 @@ def collect(model: Any, collector: str) -> Tuple[List[Tuple[str, Any]], Optional
             # The project's collector returns bare specs; owners come from the engine's
             # own walk, matched by equality, so verdicts can pair them with findings.
             walked = _walk(model)
-            return [(_owner_of(s, [(o, [w]) for o, w in walked], getattr(s, "owner", None) or ""), s)
-                    for s in _as_list(collect_fn(model))], collector
+            out: List[Declared] = []
+            for spec in _as_list(collect_fn(model)):
+                match = next((w for w in walked if spec is w[1] or spec == w[1]), None)
+                out.append(match if match is not None else (getattr(spec, "owner", None) or "", spec, None))
+            return out, collector
     return _walk(model), None
 
 
@@ -117,7 +136,7 @@ def _bytes_per_row(spec: Any) -> Optional[int]:
     return 2 * layers * kv_heads * head_dim * positions * itemsize
 
 
-def declaration_event(owner: str, spec: Any, concurrency: int) -> Dict[str, Any]:
+def declaration_event(owner: str, spec: Any, concurrency: int, declarer: Optional[type] = None) -> Dict[str, Any]:
     driver = _name_of(_field(spec, "rows", "rows_driver"))
     # rows_fixed has a default of 1 in the protocol; it means something only with FIXED.
     rows_fixed = getattr(spec, "rows_fixed", None) if driver == "FIXED" else None
@@ -135,4 +154,10 @@ def declaration_event(owner: str, spec: Any, concurrency: int) -> Dict[str, Any]
         "scope": _name_of(getattr(spec, "scope", None)),
         "capacity_source": getattr(spec, "capacity_source", None),
         "declared": True,
+        **_location_fields(declarer),
     }
+
+
+def _location_fields(declarer: Optional[type]) -> Dict[str, Any]:
+    file, line = declarer_location(declarer)
+    return {"file": file, "line": line} if file is not None else {}

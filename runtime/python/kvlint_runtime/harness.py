@@ -136,8 +136,8 @@ def _report_declarations(send: Callable[..., None], entry: Dict[str, Any], model
         send("error", path=path, concurrency=concurrency, kind=_error_kind(exc),
              message="collecting declarations: " + _message(exc))
         return
-    for owner, spec in found:
-        event = declarations.declaration_event(owner, spec, concurrency)
+    for owner, spec, declarer in found:
+        event = declarations.declaration_event(owner, spec, concurrency, declarer)
         send("declaration", path=path, concurrency=concurrency, collector=used, **event)
     if found:
         return

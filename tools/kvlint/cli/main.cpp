@@ -90,6 +90,7 @@ struct ConfirmArgs {
   std::string format = "text";
   std::string output;
   std::vector<std::string> models;
+  bool all = false;
   std::string device;
   std::string config_file;
 };
@@ -218,6 +219,7 @@ int run_confirm_command(const ConfirmArgs& args) {
   options.format = args.format;
   options.output = args.output;
   options.models = args.models;
+  options.all = args.all;
   options.device_override = args.device;
   return kvlint::run_confirm(options);
 }
@@ -291,7 +293,12 @@ int main(int argc, char** argv) {
   confirm->add_option("--format", confirm_args.format, "text, json or sarif")
       ->check(CLI::IsMember({"text", "json", "sarif"}));
   confirm->add_option("--output,-o", confirm_args.output, "Write the report to FILE (atomically)");
-  confirm->add_option("--model", confirm_args.models, "Only this boot entry (repeatable)");
+  auto* model_option =
+      confirm->add_option("--model", confirm_args.models, "Only this boot entry (repeatable)");
+  confirm
+      ->add_flag("--all", confirm_args.all,
+                 "Boot every configured entry, flagged or not (declared-vs-observed drift needs no finding)")
+      ->excludes(model_option);
   confirm->add_option("--device", confirm_args.device, "Override the device: cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   confirm->add_option("--config", confirm_args.config_file, "Use this pyproject.toml or kvlint.toml");

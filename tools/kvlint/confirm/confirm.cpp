@@ -47,7 +47,7 @@ int run_confirm(const ConfirmOptions& options) {
     std::vector<InputFinding> findings = options.findings_file.empty()
                                              ? findings_from_check(options)
                                              : load_findings_file(options.findings_file);
-    auto entries = select_entries(findings, options.config, options.models);
+    auto entries = select_entries(findings, options.config, options.models, options.all);
     for (const auto& entry : entries) validate_entry(*entry.model);
 
     RunSettings settings;
@@ -84,7 +84,10 @@ int run_confirm(const ConfirmOptions& options) {
       std::fputs((model_progress_line(runs.back()) + "\n").c_str(), stderr);
     }
     if (entries.empty())
-      std::fputs("kvlint confirm: no boot entry covers a flagged owner class; nothing to run\n", stderr);
+      std::fputs(options.all ? "kvlint confirm: no boot entry is configured; nothing to run\n"
+                             : "kvlint confirm: no boot entry covers a flagged owner class; nothing to run "
+                               "(--all boots every entry)\n",
+                 stderr);
 
     ReconcileOptions reconcile_options;
     reconcile_options.tolerance = options.config.runtime.tolerance;

@@ -19,6 +19,7 @@ struct ConfirmOptions {
   std::string format = "text";                // text | json | sarif
   std::filesystem::path output;               // empty: stdout (written atomically otherwise)
   std::vector<std::string> models;            // restrict to these boot entries
+  bool all = false;                           // boot every configured entry, flagged or not
   std::string device_override;                // "", "cpu", "cuda"
 };
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
@@ -175,6 +176,8 @@ HarnessEvent parse_object(const json& object) {
     e.scope = get_string(object, "scope");
     e.capacity_source = get_string(object, "capacity_source");
     e.declared = get_bool(object, "declared", true);
+    e.file = get_string(object, "file");
+    if (!e.file.empty()) e.line = get_line(object);
     return e;
   }
   if (event == "path_done") {
@@ -204,6 +207,22 @@ std::string excerpt(std::string_view text) {
   std::size_t cut = kMax;
   while (cut > kMax - 3 && (static_cast<unsigned char>(text[cut]) & 0xC0u) == 0x80u) --cut;
   return std::string(text.substr(0, cut)) + "...";
+}
+
+// A harness message (a Python exception, possibly multi-line) for a one-line reason.
+std::string one_line(std::string_view text) {
+  std::string out;
+  bool space = false;
+  for (char ch : text) {
+    if (ch == '\n' || ch == '\r' || ch == '\t' || ch == ' ') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += ch;
+  }
+  return out;
 }
 
 }  // namespace
@@ -337,8 +356,28 @@ void ModelRun::finish() {
     reason = fmt::format("harness exited with status {} before \"end\"", process.exit_code);
   } else if (!ended) {
     reason = "harness exited without \"end\"";
+  } else {
+    reason = no_completed_path_reason();
   }
   status = reason.empty() ? RunStatus::Complete : RunStatus::Inconclusive;
+}
+
+std::string ModelRun::no_completed_path_reason() const {
+  if (std::any_of(paths_done.begin(), paths_done.end(), [](const PathDoneEvent& p) { return p.ok; }))
+    return {};
+  // A run asked to drive nothing that also reported no error has nothing to be inconclusive about.
+  if (paths.empty() && errors.empty()) return {};
+  // The factory (path "build") or the harness before any path (no path) failed: no path could run.
+  for (const auto& e : errors)
+    if (e.path.empty() || e.path == "build")
+      return e.path.empty() ? fmt::format("failed before any path: {}", one_line(e.message))
+                            : fmt::format("the factory raised {}", one_line(e.message));
+  if (!errors.empty()) {
+    const auto& e = errors.front();
+    return fmt::format("no path completed (path {}, concurrency {}: {})", e.path, e.concurrency.value_or(0),
+                       one_line(e.message));
+  }
+  return "no path completed";
 }
 
 bool ModelRun::path_completed(std::string_view path, int concurrency_level) const {

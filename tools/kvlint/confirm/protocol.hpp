@@ -51,6 +51,9 @@ struct DeclarationEvent {
   int64_t rows = 0, total_bytes = 0, capacity = 0;
   std::string scope, capacity_source;
   bool declared = true;
+  // Where the declaring class's model_local_kv_specs() is defined (optional; "" / 0 unknown).
+  std::string file;
+  uint32_t line = 0;
 };
 
 struct PathDoneEvent {
@@ -117,8 +120,11 @@ struct ModelRun {
   void apply(const HarnessEvent& event);
   // Sets status and reason from the events and the process end. Priority of
   // reasons: timeout, signal, out of memory, garbage, import error, exit status,
-  // missing "end".
+  // missing "end", then no completed path (the factory raised, or every path failed).
   void finish();
+  // Why no path ran to completion (naming the exception the harness sent); empty when one did,
+  // or when the run was asked to drive no path and reported no error.
+  std::string no_completed_path_reason() const;
 
   bool path_completed(std::string_view path, int concurrency) const;
 

@@ -142,6 +142,10 @@ class Reconciler {
       wrapper_declaration(f, result);
     else if (code == "KV303")
       eager_capture(f, result);
+    else if (code == "KV401" || code == "KV402")
+      capacity(f, result);
+    else if (code == "KV105")
+      unreachable_declarer(f, result);
     else {
       result.evidence.summary = "static only: the runtime companion does not check this rule";
       if (!booting_.empty()) result.evidence.model = booting_.front()->name;  // listed under that model
@@ -214,13 +218,81 @@ class Reconciler {
         out.push_back(std::move(rt));
       }
     }
+    phantom_declarations(findings, out);
     std::sort(out.begin(), out.end(), [](const RuntimeFinding& a, const RuntimeFinding& b) {
       return std::tie(a.file, a.line, a.code) < std::tie(b.file, b.line, b.code);
     });
     return out;
   }
 
+  // RT003: a completed path whose collected declaration reports bytes for an owner that allocated
+  // nothing there (no cache or capture of that owner on the path, none kept alive from the build).
+  // An owner a KV301 finding names is left to that finding's verdict.
+  void phantom_declarations(const std::vector<InputFinding>& findings,
+                            std::vector<RuntimeFinding>& out) const {
+    std::set<std::tuple<std::string, std::string, std::string>> reported;  // model, owner, path
+    for (const auto& run : runs_) {
+      auto flagged_kv301 = [&](const std::string& owner) {
+        return std::any_of(findings.begin(), findings.end(), [&](const InputFinding& input) {
+          return input.finding.code == "KV301" && same_owner(run, input.finding.owner_class, owner);
+        });
+      };
+      for (const auto& d : run.declarations) {
+        if (!d.declared || d.owner.empty() || d.total_bytes <= 0) continue;
+        if (!run.path_completed(d.path, d.concurrency) || allocates(run, d.path, d.concurrency, d.owner))
+          continue;
+        if (flagged_kv301(d.owner) || !reported.insert({run.name, d.owner, d.path}).second) continue;
+        std::string names;
+        int64_t total = 0;
+        for (const auto& other : run.declarations)
+          if (other.declared && other.path == d.path && other.concurrency == d.concurrency &&
+              other.owner == d.owner && other.total_bytes > 0) {
+            names += fmt::format("{}\"{}\"", names.empty() ? "" : ", ", other.name);
+            total += other.total_bytes;
+          }
+        RuntimeFinding rt{"RT003",
+                          "phantom-declaration",
+                          Severity::Error,
+                          d.file.empty() ? std::string() : display_path(d.file),
+                          d.line,
+                          d.owner,
+                          {},
+                          {}};
+        rt.evidence = group_evidence(run, d.path, d.concurrency);
+        rt.evidence.declared = declared_of(d);
+        rt.message = fmt::format(
+            "{} declares {} ({}) on path {}, which ran to completion at concurrency {} without allocating "
+            "any "
+            "cache or capture for it: the declaration invents memory this path never holds",
+            d.owner, format_bytes(total), names, d.path, d.concurrency);
+        rt.evidence.summary =
+            fmt::format("path {} allocates nothing at concurrency {}, declared {} ({}, {}/row)", d.path,
+                        d.concurrency, format_bytes(total), rows_text(d), format_bytes(d.bytes_per_row));
+        out.push_back(std::move(rt));
+      }
+    }
+  }
+
  private:
+  // Whether `owner` holds model-local memory on the path: a cache or capture of it observed there,
+  // or one built while the factory ran (path "build") that is still alive. A cache on the path whose
+  // owner declares nothing there may be this declaration's (the harness names the class running the
+  // code, which can differ from the declaring one): it counts too, RT001 reports it.
+  static bool allocates(const ModelRun& run, const std::string& path, int concurrency,
+                        const std::string& owner) {
+    for (const auto& c : run.caches) {
+      const bool on_path = c.path == path && c.concurrency == concurrency;
+      if (same_owner(run, c.owner, owner) && (on_path || (c.path == "build" && c.alive_after_step)))
+        return true;
+      if (on_path && declarations_of(run, path, concurrency, c.owner).empty()) return true;
+    }
+    for (const auto& c : run.captures)
+      if (same_owner(run, c.owner, owner) &&
+          ((c.path == path && c.concurrency == concurrency) || c.path == "build"))
+        return true;
+    return false;
+  }
+
   struct Group {
     std::string path;
     int concurrency;
@@ -607,6 +679,146 @@ class Reconciler {
     undecided(f, result, eager_seen ? Verdict::Inconclusive : Verdict::NotExercised,
               eager_seen ? "the enforce_eager path did not complete" + path_errors()
                          : std::string("the boot entry drives no enforce_eager path"));
+  }
+
+  // Whether a cache's length stopped at a bound: preallocated (a static cache), or its storage stayed
+  // the same over the last update rounds while the drive kept feeding it (a sliding window).
+  static bool bounded(const CacheEvent& c) {
+    if (c.cache_class.find("Static") != std::string::npos) return true;
+    const auto n = c.growth.size();
+    return n >= 2 && c.growth[n - 1] == c.growth[n - 2];
+  }
+
+  // The declaration of the cache's geometry: closest bytes per position (layers x heads x dim x dtype),
+  // which a wrong capacity does not change.
+  static const DeclarationEvent* same_geometry(const std::vector<const DeclarationEvent*>& declarations,
+                                               const CacheEvent& c) {
+    const DeclarationEvent* best = nullptr;
+    double best_gap = 0;
+    if (c.positions <= 0) return nullptr;
+    const double observed = static_cast<double>(c.bytes_per_row) / static_cast<double>(c.positions);
+    for (const auto* d : declarations) {
+      if (d->capacity <= 0) continue;
+      const double declared = static_cast<double>(d->bytes_per_row) / static_cast<double>(d->capacity);
+      const double gap = std::fabs(declared - observed);
+      if (best == nullptr || gap < best_gap) {
+        best = d;
+        best_gap = gap;
+      }
+    }
+    return best;
+  }
+
+  // KV401 / KV402: the positions the cache holds vs the declared capacity.
+  void capacity(const Finding& f, FindingResult& result) {
+    std::optional<Evidence> refuting, unreached;
+    for (const auto* run : booting_) {
+      for (const auto& g : groups_of(*run)) {
+        if (!run->path_completed(g.path, g.concurrency)) continue;
+        for (const auto* c : finding_caches(*run, g, f.owner_class)) {
+          auto declarations = declarations_of(*run, g.path, g.concurrency, f.owner_class);
+          for (const auto* d : declarations_of(*run, g.path, g.concurrency, c->owner))
+            if (std::find(declarations.begin(), declarations.end(), d) == declarations.end())
+              declarations.push_back(d);
+          const DeclarationEvent* d = same_geometry(declarations, *c);
+          if (d == nullptr) continue;
+          Evidence e = observation(*run, *c, *d);
+          const bool stops = bounded(*c);
+          if (c->positions > d->capacity || (stops && c->positions != d->capacity)) {
+            result.verdict = Verdict::Confirmed;
+            result.evidence = e;
+            result.evidence.summary =
+                fmt::format("{} holds {} positions{} on path {} at concurrency {}, declared capacity {} ({})",
+                            c->cache_class.empty() ? "the cache" : c->cache_class, c->positions,
+                            stops ? " (its bound)" : " and was still growing", g.path, g.concurrency,
+                            d->capacity, d->capacity_source.empty() ? d->name : d->capacity_source);
+            return;
+          }
+          if (stops && !refuting) {
+            refuting = e;
+            refuting->summary =
+                fmt::format("{} stops at {} positions on path {}, the declared capacity",
+                            c->cache_class.empty() ? "the cache" : c->cache_class, c->positions, g.path);
+          } else if (!stops && !unreached) {
+            unreached = e;
+            unreached->summary = fmt::format(
+                "{} grew to {} positions on path {} without reaching its bound; declared capacity {}",
+                c->cache_class.empty() ? "the cache" : c->cache_class, c->positions, g.path, d->capacity);
+          }
+        }
+      }
+    }
+    if (refuting) {
+      result.evidence = *refuting;
+      undecided(f, result, Verdict::Refuted, refuting->summary);
+      return;
+    }
+    if (unreached) {
+      result.evidence = *unreached;
+      undecided(f, result, Verdict::NotExercised, unreached->summary);
+      return;
+    }
+    undecided(f, result, Verdict::NotExercised,
+              fmt::format("no completed path observed a cache of {} beside a declaration with a capacity",
+                          f.owner_class) +
+                  path_errors());
+  }
+
+  // KV105: the collector's walk on a completed path returned no spec of the declaring class.
+  void unreachable_declarer(const Finding& f, FindingResult& result) {
+    const ModelRun* missing_run = nullptr;
+    const PathDoneEvent* missing_path = nullptr;
+    for (const auto* run : booting_) {
+      for (const auto& done : run->paths_done) {
+        if (!done.ok) continue;
+        // Exact class: the harness names a declaration after the class whose method returned it
+        // (or the object a hop reached), never a base class.
+        const auto found =
+            std::find_if(run->declarations.begin(), run->declarations.end(), [&](const auto& d) {
+              return d.declared && d.path == done.path && d.concurrency == done.concurrency &&
+                     d.owner == f.owner_class;
+            });
+        if (found != run->declarations.end()) {
+          result.evidence = group_evidence(*run, done.path, done.concurrency);
+          result.evidence.declared = declared_of(*found);
+          undecided(f, result, Verdict::Refuted,
+                    fmt::format("the collector reached {} on path {} (spec \"{}\", {}/row)", f.owner_class,
+                                done.path, found->name, format_bytes(found->bytes_per_row)));
+          return;
+        }
+        // Only an owner seen holding memory on the path shows the walk missed it; an owner that
+        // allocated nothing there may just be inert (returning no spec) on that path.
+        const bool holds = std::any_of(run->caches.begin(), run->caches.end(), [&](const CacheEvent& c) {
+          return c.owner == f.owner_class && c.path == done.path && c.concurrency == done.concurrency;
+        });
+        if (holds && missing_run == nullptr) {
+          missing_run = run;
+          missing_path = &done;
+        }
+      }
+    }
+    if (missing_run != nullptr) {
+      std::set<std::string> collected;
+      for (const auto& d : missing_run->declarations)
+        if (d.declared && d.path == missing_path->path && d.concurrency == missing_path->concurrency)
+          collected.insert(d.owner);
+      std::string owners;
+      for (const auto& o : collected) owners += (owners.empty() ? "" : ", ") + o;
+      result.verdict = Verdict::Confirmed;
+      result.evidence = group_evidence(*missing_run, missing_path->path, missing_path->concurrency);
+      result.evidence.summary =
+          fmt::format("the collector's walk on path {} returned no spec of {} (collected: {})",
+                      missing_path->path, f.owner_class, owners.empty() ? "nothing" : owners);
+      return;
+    }
+    const bool any_completed = std::any_of(booting_.begin(), booting_.end(), [](const ModelRun* run) {
+      return std::any_of(run->paths_done.begin(), run->paths_done.end(), [](const auto& p) { return p.ok; });
+    });
+    undecided(f, result, any_completed ? Verdict::NotExercised : Verdict::Inconclusive,
+              any_completed
+                  ? fmt::format("{} held no cache on a completed path and no spec of it was collected",
+                                f.owner_class)
+                  : "no path of the entry ran to completion" + path_errors());
   }
 
   const std::vector<ModelRun>& runs_;

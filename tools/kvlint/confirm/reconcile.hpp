@@ -1,7 +1,8 @@
 // Reconciles static findings with what the harness observed (runtime-protocol.md,
 // "Verdicts"): each finding becomes confirmed / refuted / not-exercised /
 // inconclusive / not-checked with evidence, and observations no finding explains
-// become runtime-only findings (RT001 unflagged-cache, RT002 declared-bytes-drift).
+// become runtime-only findings (RT001 unflagged-cache, RT002 declared-bytes-drift,
+// RT003 phantom-declaration).
 #pragma once
 
 #include <cstdint>
@@ -65,8 +66,8 @@ struct FindingResult {
 };
 
 struct RuntimeFinding {
-  std::string code;  // "RT001" | "RT002"
-  std::string name;  // "unflagged-cache" | "declared-bytes-drift"
+  std::string code;  // "RT001" | "RT002" | "RT003"
+  std::string name;  // "unflagged-cache" | "declared-bytes-drift" | "phantom-declaration"
   Severity severity = Severity::Warning;
   std::string file;  // relative to the working directory when under it, else absolute
   uint32_t line = 0;

@@ -123,7 +123,8 @@ void validate_entry(const RuntimeModel& model) {
 }
 
 std::vector<SelectedEntry> select_entries(const std::vector<InputFinding>& findings, const Config& config,
-                                          const std::vector<std::string>& requested) {
+                                          const std::vector<std::string>& requested, bool all) {
+  if (all && !requested.empty()) throw InputError("--all and --model exclude each other");
   for (const auto& name : requested) {
     bool known = std::any_of(config.runtime.models.begin(), config.runtime.models.end(),
                              [&](const RuntimeModel& m) { return m.name == name; });
@@ -153,7 +154,9 @@ std::vector<SelectedEntry> select_entries(const std::vector<InputFinding>& findi
       }
     }
     bool wanted;
-    if (!requested.empty()) {
+    if (all) {
+      wanted = true;
+    } else if (!requested.empty()) {
       wanted = std::find(requested.begin(), requested.end(), model.name) != requested.end();
     } else {
       wanted = std::any_of(findings.begin(), findings.end(), [&](const InputFinding& input) {

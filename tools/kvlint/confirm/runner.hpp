@@ -29,9 +29,11 @@ struct SelectedEntry {
 
 // Entries whose owners include a finding's owner class (an entry with no
 // owners boots the classes defined under its factory's top-level package), or
-// exactly `requested` when not empty. Throws InputError for an unknown name.
+// exactly `requested` when not empty, or every entry with `all` (a model with no
+// finding is checkable too: RT002/RT003 are what static analysis cannot see).
+// Throws InputError for an unknown name.
 std::vector<SelectedEntry> select_entries(const std::vector<InputFinding>& findings, const Config& config,
-                                          const std::vector<std::string>& requested);
+                                          const std::vector<std::string>& requested, bool all = false);
 
 // Throws InputError for an entry the harness could not run (no factory/driver, bad values).
 void validate_entry(const RuntimeModel& model);
