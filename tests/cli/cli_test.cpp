@@ -131,7 +131,7 @@ TEST(Cli, ConfigErrorsExit2NamingFileKeyAndType) {
   run = kvlint(dir.path(), {"check"});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.err,
-              HasSubstr("kvlint.toml: unknown key 'selec' in [tool.kvlint] (did you mean 'select'?)"));
+              HasSubstr("kvlint.toml: unknown key 'selec' in the top-level table (did you mean 'select'?)"));
   dir.write("kvlint.toml", "select = [\"KV1\"\nfail-on = \"error\"\n");
   run = kvlint(dir.path(), {"check"});
   EXPECT_EQ(run.exit_code, 2);
@@ -142,6 +142,139 @@ TEST(Cli, ConfigErrorsExit2NamingFileKeyAndType) {
   run = kvlint(dir.path(), {"check", "--config", "nope.toml"});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.err, HasSubstr("nope.toml"));
+}
+
+TEST(Cli, CodeOptionsTakeOneValueSoAPathAfterThemIsChecked) {
+  TempDir dir;
+  dir.write("named.py", kWarningFile);
+  dir.write("other.py", kWarningFile);
+  CliRun run =
+      kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "--select", "KV901", "named.py"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  json report = parse_json(run);
+  ASSERT_EQ(report["findings"].size(), 1u);
+  EXPECT_EQ(report["findings"][0]["path"], "named.py");
+  EXPECT_EQ(report["findings"][0]["code"], "KV901");
+  // Several codes: a comma list, or the option repeated.
+  run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "--select", "KV901,KV101", "--select",
+                            "KV903", "named.py"});
+  EXPECT_EQ(parse_json(run)["findings"].size(), 2u) << run.err;
+  run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "--ignore", "KV901,KV903",
+                            "--extend-select", "KV9", "other.py"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(parse_json(run)["findings"].size(), 0u);
+}
+
+TEST(Cli, ConfirmModelTakesOneValueSoAPathAfterItIsAPath) {
+  TempDir dir;
+  dir.write("kvlint.toml", "[runtime.models.a]\nfactory = \"m:build\"\ndriver = \"m:drive\"\n");
+  dir.write("m.py", kCleanFile);
+  // Unknown entries are refused before anything boots; "." is never one of them.
+  const CliRun run = kvlint(dir.path(), {"confirm", "--model", "a,zzz", "--model", "yyy", "."});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("no runtime model named \"zzz\""));
+  EXPECT_THAT(run.err, ::testing::Not(HasSubstr("named \".\"")));
+}
+
+TEST(Cli, AnEmptySelectionIsAUsageErrorNotASuccess) {
+  TempDir dir;
+  dir.write("warn.py", kWarningFile);
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--select", ""});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_THAT(run.err, HasSubstr("--select: empty rule code"));
+  run = kvlint(dir.path(), {"check", "--no-cache", "--ignore", "KV"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("no rule is selected"));
+  dir.write("kvlint.toml", "select = []\n");
+  run = kvlint(dir.path(), {"check", "--no-cache"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_THAT(run.err, HasSubstr("kvlint.toml: no rule is selected"));
+  EXPECT_EQ(kvlint(dir.path(), {"check", "--no-cache", "--select", "KV9"}).exit_code, 1);
+}
+
+TEST(Cli, AFileNamedTwoWaysIsReportedOnceUnderTheFirstSpelling) {
+  TempDir dir;
+  dir.write("m.py", kWarningFile);
+  const std::string absolute = (dir.path() / "m.py").string();
+  for (const auto& paths : std::vector<std::vector<std::string>>{{"m.py", absolute}, {".", absolute}}) {
+    std::vector<std::string> args = {"check", "--no-cache", "--format", "json"};
+    args.insert(args.end(), paths.begin(), paths.end());
+    const json report = parse_json(kvlint(dir.path(), args));
+    ASSERT_EQ(report["findings"].size(), 2u) << ::testing::PrintToString(paths);
+    for (const auto& f : report["findings"]) EXPECT_EQ(f["path"], "m.py");
+  }
+  const json report =
+      parse_json(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", absolute, "m.py"}));
+  ASSERT_EQ(report["findings"].size(), 2u);
+  EXPECT_EQ(report["findings"][0]["path"], absolute);
+}
+
+TEST(Cli, ArgumentOrderDoesNotChangeWhichConfigurationAFileGets) {
+  TempDir dir;
+  dir.write("A/kvlint.toml", "select = [\"KV901\"]\n");
+  dir.write("A/m.py", kWarningFile);
+  dir.write("B/kvlint.toml", "ignore = [\"KV901\"]  # KV903 stays\n");
+  dir.write("B/m.py", kWarningFile);
+  const CliRun ab = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "A", "B"});
+  const CliRun ba = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "B", "A"});
+  EXPECT_EQ(ab.out, ba.out);
+  std::vector<std::string> found;
+  const json report = parse_json(ab);
+  for (const auto& f : report["findings"])
+    found.push_back(f["path"].get<std::string>() + " " + f["code"].get<std::string>());
+  EXPECT_EQ(found, (std::vector<std::string>{"A/m.py KV901", "B/m.py KV903"}));
+}
+
+TEST(Cli, CheckingOneFileGivesTheFindingsOfCheckingItsProject) {
+  TempDir dir;
+  dir.write("kvlint.toml", "select = [\"KV\"]\n");
+  dir.write("pkg/__init__.py", "");
+  dir.write(
+      "pkg/base.py",
+      "from torch import nn\n\nclass Base(nn.Module):\n    def model_local_kv_specs(self):\n"
+      "        return [spec_from_hf_config(self.config, name=\"c\", capacity_source=\"max_model_len\")]\n");
+  dir.write("pkg/child.py",
+            "from transformers import DynamicCache\n\nfrom .base import Base\n\n\nclass Child(Base):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.cache = DynamicCache()\n");
+  const CliRun whole =
+      kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "--select", "KV101", "."});
+  const CliRun one = kvlint(dir.path() / "pkg",
+                            {"check", "--no-cache", "--format", "json", "--select", "KV101", "child.py"});
+  EXPECT_EQ(parse_json(whole)["findings"].size(), 0u) << whole.out;
+  EXPECT_EQ(one.exit_code, 0) << one.out << one.err;
+  EXPECT_EQ(parse_json(one)["findings"].size(), 0u) << one.out;
+}
+
+TEST(Cli, WithoutAConfigFileFingerprintsDoNotDependOnTheSubsetNamed) {
+  TempDir dir;
+  dir.write("pkg/m.py", kWarningFile);
+  dir.write("other.py", kCleanFile);
+  std::vector<std::string> seen;
+  for (const char* path : {".", "pkg", "pkg/m.py"}) {
+    const json report = parse_json(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", path}));
+    std::string fingerprints;
+    for (const auto& f : report["findings"]) fingerprints += f["fingerprint"].get<std::string>() + " ";
+    seen.push_back(fingerprints);
+  }
+  EXPECT_NE(seen[0], "");
+  EXPECT_EQ(seen[1], seen[0]);
+  EXPECT_EQ(seen[2], seen[0]);
+}
+
+TEST(Cli, VerboseSaysOnceThatLinksLeavingTheTreeAreNotFollowed) {
+  TempDir dir, outside;
+  outside.write("a.py", kWarningFile);
+  outside.write("b/c.py", kWarningFile);
+  dir.write("m.py", kCleanFile);
+  fs::create_directory_symlink(outside.path(), dir.path() / "rootfs");
+  const CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "--verbose"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(parse_json(run)["findings"].size(), 0u);
+  EXPECT_THAT(run.err, HasSubstr("not following 1 symbolic link that leaves the checked tree: rootfs -> " +
+                                 outside.path().string()));
+  EXPECT_THAT(kvlint(dir.path(), {"check", "--no-cache"}).err, ::testing::Not(HasSubstr("symbolic link")));
 }
 
 TEST(Cli, OutputIsNotCreatedOnErrorAndIsReplacedAtomically) {

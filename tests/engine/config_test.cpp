@@ -181,16 +181,67 @@ TEST(Config, RuntimeNumbersOutsideTheirRangeAreRejectedByKey) {
 
 TEST(Config, UnknownKeySuggestsTheClosestKnownKey) {
   TempDir dir;
-  EXPECT_THAT(
-      error_of(dir.write("kvlint.toml", "selec = [\"KV\"]\n")),
-      ::testing::EndsWith("/kvlint.toml: unknown key 'selec' in [tool.kvlint] (did you mean 'select'?)"));
+  EXPECT_THAT(error_of(dir.write("kvlint.toml", "selec = [\"KV\"]\n")),
+              ::testing::EndsWith(
+                  "/kvlint.toml: unknown key 'selec' in the top-level table (did you mean 'select'?)"));
   EXPECT_THAT(error_of(dir.write("kvlint.toml", "fail_on = \"error\"\n")),
-              HasSubstr("unknown key 'fail_on' in [tool.kvlint] (did you mean 'fail-on'?)"));
+              HasSubstr("unknown key 'fail_on' in the top-level table (did you mean 'fail-on'?)"));
   EXPECT_THAT(
       error_of(dir.write("kvlint.toml", "zzzzzzzz = 1\n")),
       ::testing::AllOf(HasSubstr("unknown key 'zzzzzzzz'"), ::testing::Not(HasSubstr("did you mean"))));
   EXPECT_THAT(error_of(dir.write("kvlint.toml", "[runtime.models.m]\nfactry = \"a:b\"\n")),
               HasSubstr("unknown key 'factry' in [runtime.models.m] (did you mean 'factory'?)"));
+}
+
+TEST(Config, ErrorsNameTheTableAsEachKindOfFileSpellsIt) {
+  TempDir dir;
+  const std::string in_kvlint_toml = error_of(dir.write("kvlint.toml", "fail-on = 3\n"));
+  EXPECT_THAT(in_kvlint_toml, HasSubstr("kvlint.toml: top-level key 'fail-on' must be one of"));
+  EXPECT_THAT(in_kvlint_toml, ::testing::Not(HasSubstr("tool.kvlint")));
+  EXPECT_THAT(error_of(dir.write("kvlint.toml", "exclude = [\"#x\"]\n")),
+              HasSubstr("top-level key 'exclude' holds an empty or comment-only glob"));
+  EXPECT_THAT(error_of(dir.write("kvlint.toml", "[protocol]\nfixed-call = 1\n")),
+              HasSubstr("[protocol] key 'fixed-call' must be a string"));
+  EXPECT_THAT(error_of(dir.write("pyproject.toml", "[tool.kvlint]\nfail-on = 3\n")),
+              HasSubstr("pyproject.toml: [tool.kvlint] key 'fail-on' must be one of"));
+}
+
+TEST(Config, AnEmptySelectionIsAConfigurationError) {
+  TempDir dir;
+  Config from_file = load_config_file(dir.write("kvlint.toml", "select = []\n"));
+  try {
+    ConfigOverrides{}.apply(from_file);
+    ADD_FAILURE() << "select = [] was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("kvlint.toml: no rule is selected"));
+  }
+  // The command line may select what the file leaves out.
+  ConfigOverrides select_some;
+  select_some.select = std::vector<std::string>{"KV1"};
+  Config again = load_config_file(dir.path() / "kvlint.toml");
+  EXPECT_NO_THROW(select_some.apply(again));
+  EXPECT_EQ(again.select, std::vector<std::string>{"KV1"});
+  // Everything ignored is as empty as nothing selected.
+  ConfigOverrides ignore_all;
+  ignore_all.ignore = std::vector<std::string>{"KV"};
+  Config defaults;
+  EXPECT_THROW(ignore_all.apply(defaults), ConfigError);
+  ConfigOverrides select_nothing;
+  select_nothing.select = std::vector<std::string>{};
+  Config more_defaults;
+  EXPECT_THROW(select_nothing.apply(more_defaults), ConfigError);
+  // An extend-select keeps a selection alive.
+  Config extended = load_config_file(dir.write("kvlint.toml", "select = []\nextend-select = [\"KV2\"]\n"));
+  EXPECT_NO_THROW(ConfigOverrides{}.apply(extended));
+}
+
+TEST(Config, PerFileIgnoresWithALeadingDotSlashMatchFromTheRoot) {
+  TempDir dir;
+  const Config c = load_config_file(
+      dir.write("kvlint.toml", "[per-file-ignores]\n\"./tests/**\" = [\"KV1\"]\n\"./top.py\" = [\"KV2\"]\n"));
+  EXPECT_TRUE(c.is_ignored_for("KV101", dir.path() / "tests/unit/a.py"));
+  EXPECT_TRUE(c.is_ignored_for("KV201", dir.path() / "top.py"));
+  EXPECT_FALSE(c.is_ignored_for("KV201", dir.path() / "pkg/top.py"));
 }
 
 TEST(Config, SyntaxErrorGivesFileLineAndColumn) {

@@ -3,6 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
 #include "tests/engine/temp_dir.hpp"
 #include "tools/kvlint/config/glob.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
@@ -50,7 +54,7 @@ TEST(Glob, LastMatchWinsAndNegationReincludes) {
 
 std::vector<std::string> displays(const DiscoveryResult& r) {
   std::vector<std::string> out;
-  for (const auto& f : r.files) out.push_back(f.display);
+  for (const auto& f : r.reported_files()) out.push_back(f.display);
   return out;
 }
 
@@ -83,7 +87,7 @@ TEST(Discovery, HonoursNestedGitignoreNegationAndExcludes) {
   EXPECT_TRUE(found.diagnostics.empty());
 
   config.respect_gitignore = false;
-  EXPECT_EQ(discover_files({dir.path()}, config, options).files.size(),
+  EXPECT_EQ(discover_files({dir.path()}, config, options).reported_files().size(),
             8u);  // vendor, .git, __pycache__ and the cache dir stay out
 }
 
@@ -93,10 +97,10 @@ TEST(Discovery, ExplicitFilesAreCheckedUnlessForceExcluded) {
   Config config;
   config.root = dir.path();
   config.exclude = {"vendor/"};
-  EXPECT_EQ(discover_files({file}, config, {}).files.size(), 1u);
+  EXPECT_EQ(discover_files({file}, config, {}).reported_files().size(), 1u);
   DiscoveryOptions force;
   force.force_exclude = true;
-  EXPECT_TRUE(discover_files({file}, config, force).files.empty());
+  EXPECT_TRUE(discover_files({file}, config, force).reported_files().empty());
 }
 
 TEST(Discovery, SymlinkLoopsAreWalkedOnceAndDanglingLinksDiagnosed) {
@@ -119,10 +123,175 @@ TEST(Discovery, MissingExplicitPathIsDiagnosed) {
   Config config;
   config.root = dir.path();
   const auto found = discover_files({dir.path() / "nope.py"}, config, {});
-  EXPECT_TRUE(found.files.empty());
+  EXPECT_TRUE(found.reported_files().empty());
   EXPECT_EQ(found.missing, 1u);
   ASSERT_EQ(found.diagnostics.size(), 1u);
   EXPECT_EQ(found.diagnostics[0].kind, "read-error");
+}
+
+TEST(Glob, TrailingDoubleStarMatchesInsideTheDirectoryNotTheDirectory) {
+  EXPECT_FALSE(pattern("foo/**").matches("foo", true));
+  EXPECT_TRUE(pattern("foo/**").matches("foo/keep.py", false));
+  EXPECT_TRUE(pattern("foo/**").matches("foo/sub", true));
+  EXPECT_TRUE(pattern("**/foo").matches("foo", true));  // a leading `**` still matches zero directories
+  EXPECT_TRUE(pattern("a/**/b.py").matches("a/b.py", false));
+}
+
+TEST(Glob, ConfigGlobsReadALeadingDotSlashAsTheConfigRoot) {
+  GlobPattern top;
+  ASSERT_TRUE(GlobPattern::parse_config("./top.py", top));
+  EXPECT_TRUE(top.matches("top.py", false));
+  EXPECT_FALSE(top.matches("pkg/top.py", false));  // anchored at the root, as "/top.py"
+  EXPECT_EQ(top.text, "./top.py");
+  GlobPattern tests;
+  ASSERT_TRUE(GlobPattern::parse_config("./tests/**", tests));
+  EXPECT_TRUE(tests.matches("tests/unit/a.py", false));
+  GlobPattern negated;
+  ASSERT_TRUE(GlobPattern::parse_config("!./keep.py", negated));
+  EXPECT_TRUE(negated.negated);
+  EXPECT_TRUE(negated.matches("keep.py", false));
+}
+
+TEST(Discovery, ExcludeWithLeadingDotSlashExcludesFromTheRoot) {
+  TempDir dir;
+  dir.write("top.py", "");
+  dir.write("pkg/top.py", "");
+  dir.write("tests/t.py", "");
+  Config config;
+  config.root = dir.path();
+  config.exclude = {"./top.py", "./tests/**"};
+  EXPECT_EQ(displays(discover_files({dir.path()}, config, {})),
+            std::vector<std::string>{dir.path().generic_string() + "/pkg/top.py"});
+}
+
+// `git ls-files --others --exclude-standard`: the untracked files git does not ignore.
+std::set<std::string> git_not_ignored(const fs::path& repo) {
+  const std::string command =
+      "cd '" + repo.string() + "' && git ls-files --others --exclude-standard -- '*.py' 2>/dev/null";
+  std::set<std::string> out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return out;
+  char line[4096];
+  while (std::fgets(line, sizeof line, pipe)) {
+    std::string s(line);
+    if (!s.empty() && s.back() == '\n') s.pop_back();
+    out.insert(s);
+  }
+  ::pclose(pipe);
+  return out;
+}
+
+TEST(Discovery, GitignoreReincludesAFileUnderDoubleStarAsGitDoes) {
+  TempDir dir;
+  if (std::system(("git init -q '" + dir.path().string() + "' 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "git is not available";
+  dir.write(".gitignore", "foo/**\n!foo/keep.py\nbar/\n!bar/keep.py\nbaz/*\n!baz/keep.py\n");
+  for (const char* f : {"top.py", "foo/keep.py", "foo/drop.py", "foo/sub/keep.py", "bar/keep.py",
+                        "baz/keep.py", "baz/drop.py", "pkg/foo/x.py"})
+    dir.write(f, "");
+  Config config;
+  config.root = dir.path();
+  std::set<std::string> ours;
+  for (const auto& f : discover_files({dir.path()}, config, {}).reported_files())
+    ours.insert(f.absolute.lexically_relative(dir.path()).generic_string());
+  const std::set<std::string> expected = {"top.py", "foo/keep.py", "baz/keep.py", "pkg/foo/x.py"};
+  EXPECT_EQ(ours, expected);
+  EXPECT_EQ(git_not_ignored(dir.path()), expected);
+}
+
+TEST(Discovery, SymlinksLeavingTheTreeAreNotFollowed) {
+  TempDir dir, outside;
+  outside.write("etc/secret.py", "");
+  outside.write("other.py", "");
+  dir.write("pkg/a.py", "");
+  fs::create_directory_symlink(outside.path(), dir.path() / "rootfs");
+  fs::create_symlink(outside.path() / "other.py", dir.path() / "pkg/leak.py");
+  Config config;
+  config.root = dir.path();
+  const auto found = discover_files({dir.path()}, config, {});
+  EXPECT_EQ(displays(found), std::vector<std::string>{dir.path().generic_string() + "/pkg/a.py"});
+  ASSERT_EQ(found.links_leaving_tree.size(), 2u);
+  EXPECT_THAT(found.links_leaving_tree[0], ::testing::HasSubstr("pkg/leak.py -> "));
+  EXPECT_THAT(found.links_leaving_tree[1], ::testing::HasSubstr("rootfs -> " + outside.path().string()));
+  EXPECT_TRUE(found.diagnostics.empty());
+}
+
+TEST(Discovery, FilesReachedThroughLinksInsideTheTreeAreFoundOnceWithoutTheLink) {
+  TempDir dir;
+  dir.write("pkg/m.py", "");
+  fs::create_directory_symlink(dir.path() / "pkg", dir.path() / "a_alias");  // sorts before pkg
+  fs::create_symlink(dir.path() / "pkg/m.py", dir.path() / "a.py");
+  Config config;
+  config.root = dir.path();
+  EXPECT_EQ(displays(discover_files({dir.path()}, config, {})),
+            std::vector<std::string>{dir.path().generic_string() + "/pkg/m.py"});
+}
+
+TEST(Discovery, AFileNamedTwoWaysIsFoundOnceUnderTheFirstSpelling) {
+  TempDir dir, elsewhere;
+  const fs::path file = dir.write("m.py", "");
+  fs::create_directory_symlink(dir.path(), elsewhere.path() / "link");
+  const fs::path other_spelling = elsewhere.path() / "link" / "m.py";
+  Config config;
+  config.root = dir.path();
+  EXPECT_EQ(displays(discover_files({file, other_spelling}, config, {})),
+            std::vector<std::string>{file.generic_string()});
+  EXPECT_EQ(displays(discover_files({other_spelling, file}, config, {})),
+            std::vector<std::string>{other_spelling.generic_string()});
+  EXPECT_EQ(displays(discover_files({dir.path(), other_spelling}, config, {})),
+            std::vector<std::string>{file.generic_string()});
+}
+
+TEST(Discovery, EachDirectoryWithAConfigFileStartsItsOwnProject) {
+  TempDir dir;
+  dir.write("kvlint.toml", "select = [\"KV1\"]\n");
+  dir.write("a.py", "");
+  dir.write("sub/kvlint.toml", "select = [\"KV2\"]\n");
+  dir.write("sub/b.py", "");
+  DiscoveryOptions options;
+  options.nearest_config = true;
+  const auto found = discover_files({dir.path()}, Config{}, options);
+  ASSERT_EQ(found.projects.size(), 2u);
+  EXPECT_EQ(found.projects[0].config.root, dir.path());
+  EXPECT_EQ(found.projects[0].config.select, std::vector<std::string>{"KV1"});
+  ASSERT_EQ(found.projects[0].files.size(), 1u);
+  EXPECT_EQ(found.projects[0].files[0].absolute, dir.path() / "a.py");
+  EXPECT_EQ(found.projects[1].config.root, dir.path() / "sub");
+  EXPECT_EQ(found.projects[1].config.select, std::vector<std::string>{"KV2"});
+  ASSERT_EQ(found.projects[1].files.size(), 1u);
+  EXPECT_EQ(found.projects[1].files[0].absolute, dir.path() / "sub/b.py");
+}
+
+TEST(Discovery, ProjectContextLoadsTheConfigRootTreeUnreported) {
+  TempDir dir;
+  dir.write("kvlint.toml", "select = [\"KV\"]\n");
+  dir.write("pkg/base.py", "");
+  const fs::path child = dir.write("pkg/child.py", "");
+  dir.write("sub/kvlint.toml", "");
+  dir.write("sub/other.py", "");  // another project: not context
+  DiscoveryOptions options;
+  options.nearest_config = true;
+  options.load_context = true;
+  const auto found = discover_files({child}, Config{}, options);
+  ASSERT_EQ(found.projects.size(), 1u);
+  std::vector<std::pair<std::string, bool>> files;
+  for (const auto& f : found.projects[0].files)
+    files.emplace_back(f.absolute.lexically_relative(dir.path()).generic_string(), f.reported);
+  EXPECT_EQ(files,
+            (std::vector<std::pair<std::string, bool>>{{"pkg/base.py", false}, {"pkg/child.py", true}}));
+  EXPECT_EQ(displays(found), std::vector<std::string>{child.generic_string()});
+}
+
+TEST(Discovery, WithoutAConfigFileTheProjectIsTheCommonParentOfTheNamedPaths) {
+  TempDir dir;
+  const fs::path a = dir.write("x/a.py", "");
+  const fs::path b = dir.write("y/b.py", "");
+  DiscoveryOptions options;
+  options.nearest_config = true;
+  const auto found = discover_files({a, b}, Config{}, options);
+  if (git_work_tree_top(dir.path())) GTEST_SKIP() << "the temporary directory is inside a git work tree";
+  ASSERT_EQ(found.projects.size(), 1u);
+  EXPECT_EQ(found.projects[0].config.root, dir.path());
 }
 
 TEST(Utf8, AcceptsValidAndLocatesInvalidSequences) {

@@ -38,6 +38,110 @@ constexpr std::string_view kTwoSuppressions =
     "y = 2\n"
     "x = compute()  # kvlint: ignore[KV101]\n";
 
+// The KV101 fixture where a base class in one file declares for the subclass in another
+// that builds the cache.
+const fs::path kInheritedDeclaration =
+    fs::path(KVLINT_SOURCE_DIR) / "rules/kv101_undeclared_cache/fixtures/silent_inherited_declaration";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// a/ reports suppressions without a reason (KV901) and fails only on errors;
+// b/ reports unused suppressions (KV903) and fails on warnings.
+void write_two_projects(const TempDir& dir) {
+  dir.write("a/kvlint.toml", "select = [\"KV901\"]\nfail-on = \"error\"\n");
+  dir.write("a/m.py", kTwoSuppressions);
+  dir.write("b/kvlint.toml", "ignore = [\"KV901\"]  # KV903 stays\n");
+  dir.write("b/m.py", kTwoSuppressions);
+}
+
+CheckResult check_nearest(const std::vector<fs::path>& paths) {
+  CheckOptions options;
+  options.paths = paths;
+  options.nearest_config = true;
+  options.use_cache = false;
+  return run_check(options);
+}
+
+std::vector<std::string> codes_in(const CheckResult& r, std::string_view file_suffix) {
+  std::vector<std::string> out;
+  for (const auto& f : r.findings)
+    if (std::string_view(f.loc.file).ends_with(file_suffix)) out.push_back(f.code);
+  return out;
+}
+
+TEST(Project, CheckingOneFileResolvesItWithinItsWholeProject) {
+  TempDir dir;
+  dir.write("kvlint.toml", "select = [\"KV\"]\n");
+  dir.write("pkg/__init__.py", "");
+  dir.write("pkg/base.py", slurp(kInheritedDeclaration / "base.py") + "x = 1  # kvlint: ignore[KV101]\n");
+  const fs::path child = dir.write(
+      "pkg/child.py", slurp(kInheritedDeclaration / "codec.py") + "y = 2  # kvlint: ignore[KV101]\n");
+  const auto whole = check_nearest({dir.path()});
+  const auto one = check_nearest({child});
+  EXPECT_THAT(codes_in(whole, "pkg/child.py"), ::testing::ElementsAre("KV901", "KV903"));
+  EXPECT_THAT(codes_in(whole, "pkg/base.py"), ::testing::ElementsAre("KV901", "KV903"));
+  // The base class in the unnamed file covers the cache: no KV101; base.py itself is not reported.
+  ASSERT_EQ(one.findings.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(one.findings[i].loc.file, child.generic_string());
+    EXPECT_EQ(one.findings[i].code, whole.findings[i + 2].code);
+    EXPECT_EQ(one.findings[i].fingerprint, whole.findings[i + 2].fingerprint);
+  }
+  EXPECT_EQ(one.stats.files_found, 1u);
+  EXPECT_EQ(one.stats.files_context, 2u);
+  EXPECT_EQ(one.suppressed, 0u);
+}
+
+TEST(Project, EachFileGetsItsNearestConfigurationWhateverTheArgumentOrder) {
+  TempDir dir;
+  write_two_projects(dir);
+  const auto ab = check_nearest({dir.path() / "a", dir.path() / "b"});
+  const auto ba = check_nearest({dir.path() / "b", dir.path() / "a"});
+  EXPECT_THAT(codes_in(ab, "a/m.py"), ::testing::ElementsAre("KV901", "KV901"));
+  EXPECT_THAT(codes_in(ab, "b/m.py"), ::testing::ElementsAre("KV903", "KV903"));
+  ASSERT_EQ(ab.findings.size(), ba.findings.size());
+  for (std::size_t i = 0; i < ab.findings.size(); ++i) {
+    EXPECT_EQ(ab.findings[i].loc.file, ba.findings[i].loc.file);
+    EXPECT_EQ(ab.findings[i].fingerprint, ba.findings[i].fingerprint);
+  }
+  // a/ fails only on errors, b/ on warnings: only b's two KV903 warnings fail the run.
+  EXPECT_EQ(ab.findings_failing, 2u);
+  EXPECT_EQ(ba.findings_failing, 2u);
+}
+
+TEST(Project, NestedConfigGovernsItsSubtreeAndOnlyItsSubtree) {
+  TempDir dir;
+  dir.write("kvlint.toml", "select = [\"KV901\"]\n");
+  dir.write("m.py", kTwoSuppressions);
+  dir.write("sub/kvlint.toml", "ignore = [\"KV901\"]  # KV903 stays\n");
+  dir.write("sub/m.py", kTwoSuppressions);
+  const auto result = check_nearest({dir.path()});
+  EXPECT_THAT(codes_in(result, "/m.py"), ::testing::Contains("KV901"));
+  EXPECT_THAT(codes_in(result, "sub/m.py"), ::testing::ElementsAre("KV903", "KV903"));
+}
+
+TEST(Project, WarmRunMemoServesSeveralProjects) {
+  TempDir dir;
+  write_two_projects(dir);
+  CheckOptions options;
+  options.paths = {dir.path() / "a", dir.path() / "b"};
+  options.nearest_config = true;
+  const auto cold = run_check(options);
+  const auto warm = run_check(options);
+  EXPECT_EQ(cold.stats.files_parsed, 2u);
+  EXPECT_EQ(warm.stats.files_parsed, 0u);
+  ASSERT_EQ(warm.findings.size(), cold.findings.size());
+  for (std::size_t i = 0; i < warm.findings.size(); ++i)
+    EXPECT_EQ(warm.findings[i].fingerprint, cold.findings[i].fingerprint);
+  EXPECT_EQ(warm.findings_failing, cold.findings_failing);
+  // A change in one project's configuration is seen.
+  dir.write("b/kvlint.toml", "select = [\"KV901\"]\n");
+  EXPECT_THAT(codes_in(run_check(options), "b/m.py"), ::testing::ElementsAre("KV901", "KV901"));
+}
+
 TEST(Fingerprint, StableWhenALineIsInsertedAboveAndDistinctForIdenticalLines) {
   TempDir dir;
   dir.write("m.py", kTwoSuppressions);

@@ -115,6 +115,8 @@ TEST_P(RuleFixture, FindingsMatchInlineExpectations) {
   options.config.ignore.clear();
   options.config.extend_select.clear();
   options.use_cache = false;
+  // A fixture is a project by itself: nothing around it is loaded.
+  options.load_project_context = false;
   kvlint::CheckResult result = kvlint::run_check(options);
 
   std::set<Expectation> actual;

@@ -76,6 +76,7 @@ struct CheckArgs {
   std::string cache_dir;
   std::string config_file;
   std::vector<std::string> select, ignore, extend_select;
+  bool given_select = false, given_ignore = false;  // an option given with an empty value still counts
   std::string fail_on;
   unsigned jobs = 0;
   std::string color = "auto";
@@ -103,7 +104,12 @@ kvlint::Config load_config(const std::string& explicit_file, const std::vector<s
 std::vector<std::string> validated_codes(const std::vector<std::string>& codes, std::string_view option) {
   std::vector<std::string> out;
   for (const auto& c : codes) {
-    if (c.empty()) continue;
+    // An empty value is usually an unset variable (`--select "$CODES"`): never read it as "no rule".
+    if (c.empty())
+      throw UsageError(
+          fmt::format("{}: empty rule code (an unset variable?); name codes or prefixes, e.g. "
+                      "{} KV101,KV2",
+                      option, option));
     if (!kvlint::is_known_rule_code_or_prefix(c))
       throw UsageError(fmt::format("{}: unknown rule code or prefix '{}' (see `kvlint rules`)", option, c));
     out.push_back(c);
@@ -112,23 +118,27 @@ std::vector<std::string> validated_codes(const std::vector<std::string>& codes, 
 }
 
 int run_check_command(const CheckArgs& args) {
-  kvlint::Config config = load_config(args.config_file, args.paths);
-  if (!args.select.empty()) {
-    config.select = validated_codes(args.select, "--select");
-    config.extend_select.clear();
+  kvlint::CheckOptions options;
+  if (args.given_select) options.overrides.select = validated_codes(args.select, "--select");
+  if (args.given_ignore) options.overrides.ignore = validated_codes(args.ignore, "--ignore");
+  options.overrides.extend_select = validated_codes(args.extend_select, "--extend-select");
+  if (!args.fail_on.empty()) {
+    kvlint::Severity fail_on{};
+    if (!kvlint::parse_severity(args.fail_on, fail_on))
+      throw UsageError(fmt::format("--fail-on: expected error, warning or info, got '{}'", args.fail_on));
+    options.overrides.fail_on = fail_on;
   }
-  if (!args.ignore.empty()) config.ignore = validated_codes(args.ignore, "--ignore");
-  for (auto& c : validated_codes(args.extend_select, "--extend-select")) config.extend_select.push_back(c);
-  if (!args.fail_on.empty() && !kvlint::parse_severity(args.fail_on, config.fail_on))
-    throw UsageError(fmt::format("--fail-on: expected error, warning or info, got '{}'", args.fail_on));
   kvlint::OutputFormat format{};
   if (!kvlint::parse_output_format(args.format, format))
     throw UsageError(fmt::format("--format: unsupported format '{}'", args.format));
 
-  kvlint::CheckOptions options;
   for (const auto& p : args.paths) options.paths.emplace_back(p);
   if (options.paths.empty()) options.paths.emplace_back(".");
-  options.config = std::move(config);
+  // --config governs every file; otherwise each file gets its nearest config file.
+  if (args.config_file.empty())
+    options.nearest_config = true;
+  else
+    options.config = kvlint::load_config_file(args.config_file);
   options.use_cache = !args.no_cache;
   if (!args.cache_dir.empty()) options.cache_dir = args.cache_dir;
   options.jobs = args.jobs;
@@ -141,10 +151,11 @@ int run_check_command(const CheckArgs& args) {
     const auto& s = result.stats;
     fmt::print(
         stderr,
-        "kvlint: stats: files_found={} files_parsed={} files_cached={} files_skipped={} files_failed={} "
-        "bytes_read={} findings={} suppressed={} diagnostics={}\n",
-        s.files_found, s.files_parsed, s.files_cached, s.files_skipped, s.files_failed, s.bytes_read,
-        result.findings.size(), result.suppressed, result.diagnostics.size());
+        "kvlint: stats: files_found={} files_context={} files_parsed={} files_cached={} files_skipped={} "
+        "files_failed={} bytes_read={} findings={} suppressed={} diagnostics={}\n",
+        s.files_found, s.files_context, s.files_parsed, s.files_cached, s.files_skipped, s.files_failed,
+        s.bytes_read, result.findings.size(), result.suppressed, result.diagnostics.size());
+    for (const auto& detail : result.details) fmt::print(stderr, "kvlint: {}\n", detail);
   }
 
   kvlint::ReportOptions report_options;
@@ -164,8 +175,7 @@ int run_check_command(const CheckArgs& args) {
   }
 
   if (args.exit_zero) return kExitClean;
-  for (const auto& f : result.findings)
-    if (f.severity >= options.config.fail_on) return kExitFindings;
+  if (result.findings_failing > 0) return kExitFindings;
   const auto& s = result.stats;
   const std::size_t analysed = s.files_parsed + s.files_cached + s.files_skipped;
   if (analysed == 0 && s.files_failed > 0) return kExitFindings;
@@ -247,16 +257,25 @@ int main(int argc, char** argv) {
   check->add_option("--cache-dir", check_args.cache_dir,
                     "Cache directory (default: <config root>/.kvlint_cache)");
   check->add_option("--config", check_args.config_file, "Use this pyproject.toml or kvlint.toml");
+  // Each of these takes exactly one value (a comma list, or repeat the option), so a
+  // path after it is never read as a code.
+  CLI::Option* select_option =
+      check
+          ->add_option("--select", check_args.select,
+                       "Codes or prefixes to check, comma-separated or repeated (replaces config)")
+          ->delimiter(',')
+          ->allow_extra_args(false);
+  CLI::Option* ignore_option =
+      check
+          ->add_option("--ignore", check_args.ignore,
+                       "Codes or prefixes to skip, comma-separated or repeated (replaces config)")
+          ->delimiter(',')
+          ->allow_extra_args(false);
   check
-      ->add_option("--select", check_args.select,
-                   "Comma-separated codes or prefixes to check (replaces config)")
-      ->delimiter(',');
-  check
-      ->add_option("--ignore", check_args.ignore,
-                   "Comma-separated codes or prefixes to skip (replaces config)")
-      ->delimiter(',');
-  check->add_option("--extend-select", check_args.extend_select, "Comma-separated codes or prefixes to add")
-      ->delimiter(',');
+      ->add_option("--extend-select", check_args.extend_select,
+                   "Codes or prefixes to add, comma-separated or repeated")
+      ->delimiter(',')
+      ->allow_extra_args(false);
   check
       ->add_option("--fail-on", check_args.fail_on,
                    "Lowest severity that fails the run: error, warning, info")
@@ -294,7 +313,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json", "sarif"}));
   confirm->add_option("--output,-o", confirm_args.output, "Write the report to FILE (atomically)");
   auto* model_option =
-      confirm->add_option("--model", confirm_args.models, "Only this boot entry (repeatable)");
+      confirm
+          ->add_option("--model", confirm_args.models, "Only these boot entries, comma-separated or repeated")
+          ->delimiter(',')
+          ->allow_extra_args(false);
   confirm
       ->add_flag("--all", confirm_args.all,
                  "Boot every configured entry, flagged or not (declared-vs-observed drift needs no finding)")
@@ -309,6 +331,8 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);  // help and --version go to stdout with code 0; errors to stderr
     return code == 0 ? kExitClean : kExitUsage;
   }
+  check_args.given_select = select_option->count() > 0;
+  check_args.given_ignore = ignore_option->count() > 0;
 
   try {
     int code = kExitUsage;

@@ -3,6 +3,7 @@
 #include "tools/kvlint/config/config.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <toml++/toml.h>
 #include <xxhash.h>
 
@@ -22,7 +23,13 @@ namespace {
 // Where a table sits, for messages: the file's display name and the table header.
 struct Where {
   std::string file;
-  std::string table;  // "[tool.kvlint]", "[tool.kvlint.protocol]"
+  std::string table;  // "[tool.kvlint]", "[tool.kvlint.protocol]"; empty: the top level of kvlint.toml
+
+  // "[tool.kvlint] key 'select'", or "top-level key 'select'" in kvlint.toml.
+  std::string key(std::string_view name) const {
+    return table.empty() ? fmt::format("top-level key '{}'", name) : fmt::format("{} key '{}'", table, name);
+  }
+  std::string place() const { return table.empty() ? "the top-level table" : table; }
 };
 
 std::string quote(std::string_view s) {
@@ -61,8 +68,8 @@ std::string describe(const toml::node& node) {
 
 [[noreturn]] void type_error(const Where& where, std::string_view key, std::string_view expected,
                              const toml::node& got) {
-  throw ConfigError(fmt::format("{}: {} key '{}' must be {}, got {}", where.file, where.table, key, expected,
-                                describe(got)));
+  throw ConfigError(
+      fmt::format("{}: {} must be {}, got {}", where.file, where.key(key), expected, describe(got)));
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -98,7 +105,7 @@ void check_keys(const toml::table& table, const Where& where, const std::vector<
       }
     }
     std::string hint = best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
-    throw ConfigError(fmt::format("{}: unknown key '{}' in {}{}", where.file, k, where.table, hint));
+    throw ConfigError(fmt::format("{}: unknown key '{}' in {}{}", where.file, k, where.place(), hint));
   }
 }
 
@@ -114,8 +121,8 @@ std::vector<std::string> get_strings(const toml::node& node, const Where& where,
   for (std::size_t i = 0; i < array->size(); ++i) {
     const toml::node& item = *array->get(i);
     if (!item.is_string())
-      throw ConfigError(fmt::format("{}: {} key '{}' must be an array of strings, got {} at index {}",
-                                    where.file, where.table, key, describe(item), i));
+      throw ConfigError(fmt::format("{}: {} must be an array of strings, got {} at index {}", where.file,
+                                    where.key(key), describe(item), i));
     out.push_back(item.as_string()->get());
   }
   return out;
@@ -156,9 +163,8 @@ std::vector<std::string> get_codes(const toml::node& node, const Where& where, s
   auto codes = get_strings(node, where, key);
   for (const auto& c : codes)
     if (!is_known_rule_code_or_prefix(c))
-      throw ConfigError(
-          fmt::format("{}: {} key '{}' names unknown rule code or prefix '{}' (see `kvlint rules`)",
-                      where.file, where.table, key, c));
+      throw ConfigError(fmt::format("{}: {} names unknown rule code or prefix '{}' (see `kvlint rules`)",
+                                    where.file, where.key(key), c));
   return codes;
 }
 
@@ -237,10 +243,8 @@ RuntimeModel load_model(std::string_view name, const toml::table& table, const W
     for (std::size_t i = 0; i < array->size(); ++i) {
       const toml::node& item = *array->get(i);
       if (!item.is_integer() || item.as_integer()->get() < 1 || item.as_integer()->get() > 1'000'000)
-        throw ConfigError(
-            fmt::format("{}: {} key 'concurrency' must be an array of positive integers, got {} at "
-                        "index {}",
-                        where.file, where.table, describe(item), i));
+        throw ConfigError(fmt::format("{}: {} must be an array of positive integers, got {} at index {}",
+                                      where.file, where.key("concurrency"), describe(item), i));
       model.concurrency.push_back(static_cast<int>(item.as_integer()->get()));
     }
   }
@@ -293,7 +297,9 @@ constexpr std::string_view kTopLevelKeys[] = {
 // spelled in this file ("tool.kvlint." in pyproject.toml, "" in kvlint.toml).
 void load_table(const toml::table& table, const std::string& file, const std::string& nested_prefix,
                 Config& config) {
-  const Where top{file, "[tool.kvlint]"};
+  // Top-level keys: the [tool.kvlint] table of pyproject.toml, the top level of kvlint.toml.
+  const Where top{file,
+                  nested_prefix.empty() ? "" : "[" + nested_prefix.substr(0, nested_prefix.size() - 1) + "]"};
   check_keys(table, top, std::vector<std::string_view>(std::begin(kTopLevelKeys), std::end(kTopLevelKeys)));
   if (const toml::node* n = table.get("select")) config.select = get_codes(*n, top, "select");
   if (const toml::node* n = table.get("ignore")) config.ignore = get_codes(*n, top, "ignore");
@@ -304,8 +310,8 @@ void load_table(const toml::table& table, const std::string& file, const std::st
     const Where where{file, "[" + nested_prefix + "per-file-ignores]"};
     for (auto&& [glob, codes] : pfi) {
       GlobPattern pattern;
-      if (!GlobPattern::parse(glob.str(), pattern) || pattern.negated)
-        throw ConfigError(fmt::format("{}: {} key '{}' is not a usable glob", file, where.table, glob.str()));
+      if (!GlobPattern::parse_config(glob.str(), pattern) || pattern.negated)
+        throw ConfigError(fmt::format("{}: {} is not a usable glob", file, where.key(glob.str())));
       config.per_file_ignores[std::string(glob.str())] = get_codes(codes, where, glob.str());
     }
   }
@@ -314,9 +320,9 @@ void load_table(const toml::table& table, const std::string& file, const std::st
       out = get_strings(*n, top, key);
       for (const auto& g : out) {
         GlobPattern pattern;
-        if (!GlobPattern::parse(g, pattern))
-          throw ConfigError(fmt::format("{}: {} key '{}' holds an empty or comment-only glob '{}'", file,
-                                        top.table, key, g));
+        if (!GlobPattern::parse_config(g, pattern))
+          throw ConfigError(
+              fmt::format("{}: {} holds an empty or comment-only glob '{}'", file, top.key(key), g));
       }
     }
   };
@@ -426,12 +432,39 @@ bool Config::is_ignored_for(std::string_view code, const fs::path& path) const {
   }
   for (const auto& [glob, codes] : per_file_ignores) {
     GlobPattern pattern;
-    if (!GlobPattern::parse(glob, pattern)) continue;
+    if (!GlobPattern::parse_config(glob, pattern)) continue;
     if (!matches_path_or_ancestor({pattern}, relative, false)) continue;
     for (const auto& c : codes)
       if (code.starts_with(c)) return true;
   }
   return false;
+}
+
+bool Config::selects_any_rule() const {
+  const auto infos = all_rule_infos();
+  return std::any_of(infos.begin(), infos.end(),
+                     [&](const RuleInfo& info) { return is_selected(info.code); });
+}
+
+void ConfigOverrides::apply(Config& config) const {
+  if (select) {
+    config.select = *select;
+    config.extend_select.clear();
+  }
+  if (ignore) config.ignore = *ignore;
+  config.extend_select.insert(config.extend_select.end(), extend_select.begin(), extend_select.end());
+  if (fail_on) config.fail_on = *fail_on;
+  if (config.selects_any_rule()) return;
+  auto list = [](const std::vector<std::string>& codes) {
+    return fmt::format("[{}]", fmt::join(codes, ", "));
+  };
+  const std::string origin = select || ignore || !extend_select.empty() ? "--select/--ignore/--extend-select"
+                             : config.source                            ? display_name(*config.source)
+                                                                        : "the default configuration";
+  throw ConfigError(
+      fmt::format("{}: no rule is selected (select {}, extend-select {}, ignore {}); an empty "
+                  "selection would check nothing and report success",
+                  origin, list(config.select), list(config.extend_select), list(config.ignore)));
 }
 
 std::string Config::fingerprint() const {
@@ -453,23 +486,35 @@ std::string Config::fingerprint() const {
   return fmt::format("{:016x}", digest);
 }
 
+std::optional<Config> load_config_in(const fs::path& dir) {
+  std::error_code ec;
+  const fs::path kvlint_toml = dir / "kvlint.toml";
+  if (fs::is_regular_file(kvlint_toml, ec)) return try_load(kvlint_toml, false);
+  const fs::path pyproject = dir / "pyproject.toml";
+  if (fs::is_regular_file(pyproject, ec)) return try_load(pyproject, false);
+  return std::nullopt;
+}
+
+std::optional<fs::path> git_work_tree_top(const fs::path& dir) {
+  std::error_code ec;
+  for (fs::path d = fs::absolute(dir, ec).lexically_normal();; d = d.parent_path()) {
+    if (fs::exists(d / ".git", ec)) return d;
+    if (!d.has_relative_path()) return std::nullopt;
+  }
+}
+
 Config discover_config(const fs::path& start) {
   std::error_code ec;
   fs::path dir = fs::absolute(start, ec).lexically_normal();
   if (!fs::is_directory(dir, ec)) dir = dir.parent_path();
   // Strip a trailing separator so parent_path() climbs.
   if (dir.has_relative_path() && !dir.has_filename()) dir = dir.parent_path();
-  while (true) {
-    const fs::path kvlint_toml = dir / "kvlint.toml";
-    if (fs::is_regular_file(kvlint_toml, ec)) return *try_load(kvlint_toml, false);
-    const fs::path pyproject = dir / "pyproject.toml";
-    if (fs::is_regular_file(pyproject, ec))
-      if (auto config = try_load(pyproject, false)) return *config;
-    if (!dir.has_relative_path()) break;
-    dir = dir.parent_path();
+  for (fs::path d = dir;; d = d.parent_path()) {
+    if (auto config = load_config_in(d)) return std::move(*config);
+    if (!d.has_relative_path()) break;
   }
   Config defaults;
-  defaults.root = fs::current_path(ec);
+  defaults.root = git_work_tree_top(dir).value_or(dir);
   return defaults;
 }
 

@@ -67,6 +67,21 @@ struct Config {
   bool is_ignored_for(std::string_view code, const std::filesystem::path& path) const;
   // Stable hash of everything that changes analysis output, for the result cache.
   std::string fingerprint() const;
+  // Whether at least one rule is selected.
+  bool selects_any_rule() const;
+};
+
+// Command-line settings applied on top of every configuration of a run.
+struct ConfigOverrides {
+  std::optional<std::vector<std::string>> select;  // replaces select and extend-select
+  std::optional<std::vector<std::string>> ignore;  // replaces ignore
+  std::vector<std::string> extend_select;          // added
+  std::optional<Severity> fail_on;
+
+  // Applies the overrides, then throws ConfigError when no rule is left selected:
+  // an empty selection (`select = []`, an unset CI variable in `--select`) would
+  // report success without checking anything.
+  void apply(Config& config) const;
 };
 
 // Whether `code` is a rule code or a prefix of one ("KV", "KV1", "KV101"), engine rules included.
@@ -74,8 +89,13 @@ bool is_known_rule_code_or_prefix(std::string_view code);
 
 // Finds pyproject.toml (with a [tool.kvlint] table) or kvlint.toml upward from
 // `start` (a file or directory); kvlint.toml wins in the same directory.
-// Returns defaults rooted at the current directory when none is found.
+// Returns defaults when none is found, rooted at the git work tree holding
+// `start`, else at `start` itself (its directory when it is a file).
 Config discover_config(const std::filesystem::path& start);
+// The configuration file of directory `dir` itself (no upward search), if it has one.
+std::optional<Config> load_config_in(const std::filesystem::path& dir);
+// The top of the git work tree holding `dir` (the nearest ancestor with `.git`), if any.
+std::optional<std::filesystem::path> git_work_tree_top(const std::filesystem::path& dir);
 // Loads an explicit file (`--config FILE`).
 Config load_config_file(const std::filesystem::path& file);
 

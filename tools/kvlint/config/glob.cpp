@@ -53,6 +53,26 @@ bool GlobPattern::parse(std::string_view line, GlobPattern& out) {
   return true;
 }
 
+bool GlobPattern::parse_config(std::string_view text, GlobPattern& out) {
+  const std::string written(text);
+  std::string normalized;
+  if (text.starts_with('!')) {
+    normalized = "!";
+    text.remove_prefix(1);
+  }
+  bool root_relative = false;
+  while (text.starts_with("./")) {
+    text.remove_prefix(2);
+    while (text.starts_with('/')) text.remove_prefix(1);
+    root_relative = true;
+  }
+  if (root_relative) normalized += '/';
+  normalized += text;
+  if (!parse(normalized, out)) return false;
+  out.text = written;
+  return true;
+}
+
 bool GlobPattern::matches(std::string_view relative, bool is_dir) const {
   if (dir_only && !is_dir) return false;
   const auto parts = split_path(relative);
@@ -66,11 +86,13 @@ bool GlobPattern::matches(std::string_view relative, bool is_dir) const {
     const std::string& seg = segments[i - 1];
     std::fill(cur.begin(), cur.end(), 0);
     if (seg == "**") {
-      // Zero or more parts.
+      // Zero or more parts; a trailing "/**" ("foo/**") matches everything inside
+      // foo but not foo itself, as in git, so "!foo/keep.py" can re-include a file.
+      const bool trailing = i == np && np > 1;
       char any = 0;
       for (std::size_t j = 0; j <= nt; ++j) {
+        cur[j] = static_cast<char>(trailing ? any : (any | prev[j]));
         any = static_cast<char>(any | prev[j]);
-        cur[j] = any;
       }
     } else {
       for (std::size_t j = 1; j <= nt; ++j) {

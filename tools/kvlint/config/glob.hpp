@@ -18,6 +18,10 @@ struct GlobPattern {
 
   // Parses one pattern line; false for blank lines and comments.
   static bool parse(std::string_view line, GlobPattern& out);
+  // Parses a glob from the configuration (`exclude`, `per-file-ignores`): as `parse`,
+  // but a leading "./" means the config root, as users write it, and anchors the
+  // pattern there ("./top.py" is "/top.py"). Git gives "./" no meaning in .gitignore.
+  static bool parse_config(std::string_view text, GlobPattern& out);
 
   // `relative` is the path relative to the pattern's base directory, '/'-separated,
   // without a leading "./". `is_dir` tells whether it names a directory.

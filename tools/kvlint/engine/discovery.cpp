@@ -7,10 +7,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "tools/kvlint/config/glob.hpp"
 
@@ -94,12 +98,29 @@ std::vector<fs::path> ignore_ancestors(const fs::path& start, const fs::path& co
   return {start};
 }
 
-struct Walker {
-  const Config& config;
-  const DiscoveryOptions& options;
+using FileId = std::pair<dev_t, ino_t>;
+
+// How the user would name an absolute path: relative when under the working directory, else absolute.
+fs::path shown_name(const fs::path& absolute) {
+  std::error_code ec;
+  const fs::path rel = absolute.lexically_relative(fs::current_path(ec));
+  if (ec || rel.empty() || *rel.begin() == "..") return absolute;
+  return rel.lexically_normal();
+}
+
+// Whether `path` is `root` or lies under it (both absolute and normal).
+bool is_within(const fs::path& path, const fs::path& root) {
+  const fs::path rel = path.lexically_relative(root);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+struct ProjectState {
+  Config config;
+  FileId root_id{};
+  fs::path cache_dir;
   std::vector<GlobPattern> excludes;
-  DiscoveryResult result;
-  std::set<std::pair<dev_t, ino_t>> visited_dirs;
+  bool walked_whole = false;  // its root was walked for reported files: no context left to load
+  bool has_reported = false;
 
   std::string relative_to_root(const fs::path& absolute) const {
     fs::path rel = absolute.lexically_relative(config.root);
@@ -112,49 +133,178 @@ struct Walker {
     if (rel.empty()) return false;
     return matches_path_or_ancestor(excludes, rel, is_dir);
   }
+};
+
+// One spelling of a file; the best-ranked spelling of each real file is kept.
+struct Candidate {
+  DiscoveredFile file;
+  std::size_t project = 0;
+  // Reported before context, then the earliest named path, then a spelling without
+  // a symbolic link, then walk order.
+  std::tuple<int, std::size_t, int, std::size_t> rank;
+};
+
+constexpr std::size_t kContextWalk = std::numeric_limits<std::size_t>::max();
+
+class Walker {
+ public:
+  explicit Walker(const DiscoveryOptions& options) : options_(options) {}
+
+  // Registers (once per root) the project that `config` governs.
+  std::size_t project_of(Config config) {
+    std::error_code ec;
+    if (config.root.empty()) config.root = fs::current_path(ec);
+    config.root = fs::absolute(config.root, ec).lexically_normal();
+    struct stat st {};
+    const bool exists = ::stat(config.root.c_str(), &st) == 0;
+    for (std::size_t i = 0; i < projects_.size(); ++i)
+      if (exists ? projects_[i].root_id == FileId{st.st_dev, st.st_ino}
+                 : projects_[i].config.root == config.root)
+        return i;
+    options_.overrides.apply(config);
+    ProjectState project;
+    project.root_id = {st.st_dev, st.st_ino};
+    project.cache_dir = options_.cache_dir.empty() ? config.root / ".kvlint_cache" : options_.cache_dir;
+    for (const auto* list : {&config.exclude, &config.extend_exclude})
+      for (const auto& g : *list) {
+        GlobPattern p;
+        if (GlobPattern::parse_config(g, p)) project.excludes.push_back(std::move(p));
+      }
+    project.config = std::move(config);
+    projects_.push_back(std::move(project));
+    return projects_.size() - 1;
+  }
+
+  void add_named(const fs::path& named, std::size_t index, Config config) {
+    const fs::path shown = named.lexically_normal().empty() ? fs::path(".") : named.lexically_normal();
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(named, ec).lexically_normal();
+    struct stat st {};
+    if (::stat(absolute.c_str(), &st) != 0) {
+      struct stat lst {};
+      const bool dangling = ::lstat(absolute.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode);
+      diagnose(shown, "read-error",
+               dangling ? fmt::format("dangling symbolic link: {}", std::strerror(errno))
+                        : fmt::format("cannot check: {}", std::strerror(errno)));
+      ++result_.missing;
+      return;
+    }
+    const std::size_t project = project_of(std::move(config));
+    if (S_ISDIR(st.st_mode)) {
+      if (options_.force_exclude && projects_[project].excluded(absolute, true)) return;
+      walk(shown, absolute, project, index);
+    } else {
+      if (options_.force_exclude && projects_[project].excluded(absolute, false)) return;
+      add_file(shown, absolute, {st.st_dev, st.st_ino}, project, index, true, false);
+    }
+  }
+
+  // Walks the root of every project with reported files, unless that was done already.
+  void load_context() {
+    const std::size_t count = projects_.size();
+    for (std::size_t i = 0; i < count; ++i) {
+      const ProjectState& project = projects_[i];
+      if (!project.has_reported || project.walked_whole) continue;
+      const fs::path root = project.config.root;
+      walk(shown_name(root), root, i, kContextWalk);
+    }
+  }
+
+  DiscoveryResult finish() {
+    std::map<FileId, std::size_t> best;
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+      auto [it, inserted] = best.try_emplace(ids_[i], i);
+      if (!inserted && candidates_[i].rank < candidates_[it->second].rank) it->second = i;
+    }
+    std::vector<DiscoveredProject> projects(projects_.size());
+    for (std::size_t i = 0; i < projects_.size(); ++i) projects[i].config = projects_[i].config;
+    for (const auto& [id, i] : best) projects[candidates_[i].project].files.push_back(candidates_[i].file);
+    for (auto& project : projects) {
+      auto& files = project.files;
+      std::sort(files.begin(), files.end(),
+                [](const DiscoveredFile& a, const DiscoveredFile& b) { return a.display < b.display; });
+      if (!files.empty()) result_.projects.push_back(std::move(project));
+    }
+    std::sort(
+        result_.projects.begin(), result_.projects.end(),
+        [](const DiscoveredProject& a, const DiscoveredProject& b) { return a.config.root < b.config.root; });
+    result_.links_leaving_tree.assign(links_leaving_tree_.begin(), links_leaving_tree_.end());
+    return std::move(result_);
+  }
+
+ private:
   void diagnose(const fs::path& shown, std::string kind, std::string message) {
     Diagnostic d;
     d.path = shown.generic_string();
     d.kind = std::move(kind);
     d.message = std::move(message);
-    result.diagnostics.push_back(std::move(d));
-  }
-  void add_file(const fs::path& shown, const fs::path& absolute, bool is_explicit) {
-    DiscoveredFile f;
-    f.path = shown;
-    f.display = shown.generic_string();
-    f.absolute = absolute;
-    f.explicit_file = is_explicit;
-    result.files.push_back(std::move(f));
+    result_.diagnostics.push_back(std::move(d));
   }
 
-  void walk(const fs::path& shown_root, const fs::path& absolute_root) {
+  void add_file(const fs::path& shown, const fs::path& absolute, FileId id, std::size_t project,
+                std::size_t named_index, bool is_explicit, bool via_link) {
+    const bool reported = named_index != kContextWalk;
+    Candidate c;
+    c.file.path = shown;
+    c.file.display = shown.generic_string();
+    c.file.absolute = absolute;
+    c.file.explicit_file = is_explicit;
+    c.file.reported = reported;
+    c.project = project;
+    c.rank = {reported ? 0 : 1, named_index, via_link ? 1 : 0, candidates_.size()};
+    if (reported) projects_[project].has_reported = true;
+    candidates_.push_back(std::move(c));
+    ids_.push_back(id);
+  }
+
+  // Walks `absolute_root` for *.py files of `project` (and, with nearest_config, of
+  // the projects of config files below it). A context walk (named_index ==
+  // kContextWalk) stays within its project and reports nothing.
+  void walk(const fs::path& shown_root, const fs::path& absolute_root, std::size_t root_project,
+            std::size_t named_index) {
+    const bool reported = named_index != kContextWalk;
     struct Pending {
       fs::path shown;
       fs::path absolute;
       std::shared_ptr<const IgnoreLevel> ignores;
+      std::size_t project;
+      bool via_link;
     };
+    std::error_code ec;
+    // Symbolic links are followed only to where this walk would reach anyway.
+    const fs::path real_root = fs::canonical(absolute_root, ec);
     std::shared_ptr<const IgnoreLevel> ignores;
-    if (config.respect_gitignore) {
-      const auto chain = ignore_ancestors(absolute_root, config.root);
-      for (std::size_t i = 0; i + 1 < chain.size(); ++i) ignores = push_level(chain[i], ignores);
-    }
+    const auto chain = ignore_ancestors(absolute_root, projects_[root_project].config.root);
+    for (std::size_t i = 0; i + 1 < chain.size(); ++i) ignores = push_level(chain[i], ignores);
     std::vector<Pending> stack;
-    stack.push_back({shown_root, absolute_root, ignores});
-    while (!stack.empty()) {
+    // Directories reached through a link wait until the rest is walked, so the spelling
+    // without a link is the one that finds a file first.
+    std::deque<Pending> through_links;
+    std::set<FileId> visited_dirs;
+    stack.push_back({shown_root, absolute_root, ignores, root_project, false});
+    while (!stack.empty() || !through_links.empty()) {
+      if (stack.empty()) {
+        stack.push_back(std::move(through_links.front()));
+        through_links.pop_front();
+      }
       Pending dir = std::move(stack.back());
       stack.pop_back();
       struct stat st {};
       if (::stat(dir.absolute.c_str(), &st) != 0) {
-        diagnose(dir.shown, "read-error", fmt::format("cannot read directory: {}", std::strerror(errno)));
+        if (reported)
+          diagnose(dir.shown, "read-error", fmt::format("cannot read directory: {}", std::strerror(errno)));
         continue;
       }
       // A directory reached twice (a symlink loop or a second link): walk it once.
       if (!visited_dirs.insert({st.st_dev, st.st_ino}).second) continue;
-      if (config.respect_gitignore) dir.ignores = push_level(dir.absolute, dir.ignores);
+      ProjectState& project = projects_[dir.project];
+      if (reported && project.root_id == FileId{st.st_dev, st.st_ino}) project.walked_whole = true;
+      const bool use_gitignore = project.config.respect_gitignore;
+      dir.ignores = push_level(dir.absolute, dir.ignores);
       DirectoryHandle handle(::opendir(dir.absolute.c_str()));
       if (!handle.get()) {
-        diagnose(dir.shown, "read-error", fmt::format("cannot read directory: {}", std::strerror(errno)));
+        if (reported)
+          diagnose(dir.shown, "read-error", fmt::format("cannot read directory: {}", std::strerror(errno)));
         continue;
       }
       std::vector<std::string> names;
@@ -170,78 +320,118 @@ struct Walker {
         const fs::path shown = (dir.shown / name).lexically_normal();
         struct stat lst {};
         if (::lstat(absolute.c_str(), &lst) != 0) continue;  // vanished meanwhile
-        struct stat target {};
-        bool is_dir = S_ISDIR(lst.st_mode);
-        bool is_file = S_ISREG(lst.st_mode);
-        if (S_ISLNK(lst.st_mode)) {
+        struct stat target = lst;
+        bool via_link = dir.via_link;
+        const bool is_link = S_ISLNK(lst.st_mode);
+        if (is_link) {
           if (::stat(absolute.c_str(), &target) != 0) {
-            if (!excluded(absolute, false) &&
-                !(config.respect_gitignore && gitignored(dir.ignores.get(), absolute, false)))
+            if (reported && !project.excluded(absolute, false) &&
+                !(use_gitignore && gitignored(dir.ignores.get(), absolute, false)))
               diagnose(shown, "read-error", fmt::format("dangling symbolic link: {}", std::strerror(errno)));
             continue;
           }
-          is_dir = S_ISDIR(target.st_mode);
-          is_file = S_ISREG(target.st_mode);
+          const fs::path real = fs::canonical(absolute, ec);
+          if (ec || !is_within(real, real_root)) {
+            if (reported && (S_ISDIR(target.st_mode) || name.ends_with(".py")))
+              links_leaving_tree_.insert(fmt::format("{} -> {}", shown.generic_string(),
+                                                     fs::read_symlink(absolute, ec).generic_string()));
+            continue;
+          }
+          via_link = true;
         }
+        const bool is_dir = S_ISDIR(target.st_mode);
         if (is_dir) {
           if (name == ".git" || name == "__pycache__") continue;
-          if (!options.cache_dir.empty() && absolute == options.cache_dir) continue;
-        } else if (!is_file || !name.ends_with(".py")) {
+          if (absolute == project.cache_dir || absolute == options_.cache_dir) continue;
+        } else if (!S_ISREG(target.st_mode) || !name.ends_with(".py")) {
           continue;
         }
-        if (excluded(absolute, is_dir)) continue;
-        if (config.respect_gitignore && gitignored(dir.ignores.get(), absolute, is_dir)) continue;
-        if (is_dir)
-          subdirs.push_back({shown, absolute, dir.ignores});
+        if (project.excluded(absolute, is_dir)) continue;
+        if (use_gitignore && gitignored(dir.ignores.get(), absolute, is_dir)) continue;
+        if (!is_dir) {
+          add_file(shown, absolute, {target.st_dev, target.st_ino}, dir.project, named_index, false,
+                   via_link);
+          continue;
+        }
+        std::size_t sub_project = dir.project;
+        if (options_.nearest_config) {
+          if (auto config = load_config_in(absolute)) {
+            // Another project's tree: walked for reported files, never as this project's context.
+            if (!reported) continue;
+            sub_project = project_of(std::move(*config));
+          }
+        }
+        Pending sub{shown, absolute, dir.ignores, sub_project, via_link};
+        if (is_link)
+          through_links.push_back(std::move(sub));
         else
-          add_file(shown, absolute, false);
+          subdirs.push_back(std::move(sub));
       }
       // Reverse so the stack pops them in name order.
       for (auto it = subdirs.rbegin(); it != subdirs.rend(); ++it) stack.push_back(std::move(*it));
     }
   }
+
+  const DiscoveryOptions& options_;
+  std::deque<ProjectState> projects_;  // stable references: `project_of` adds while walking
+  std::vector<Candidate> candidates_;
+  std::vector<FileId> ids_;  // the real file of each candidate
+  std::set<std::string> links_leaving_tree_;
+  DiscoveryResult result_;
 };
+
+// The deepest directory holding every one of `dirs` (absolute, normal).
+fs::path common_parent(const std::vector<fs::path>& dirs) {
+  fs::path common = dirs.front();
+  for (const auto& d : dirs)
+    while (!is_within(d, common) && common.has_relative_path()) common = common.parent_path();
+  return common;
+}
 
 }  // namespace
 
+std::vector<DiscoveredFile> DiscoveryResult::reported_files() const {
+  std::vector<DiscoveredFile> out;
+  for (const auto& project : projects)
+    for (const auto& f : project.files)
+      if (f.reported) out.push_back(f);
+  std::sort(out.begin(), out.end(),
+            [](const DiscoveredFile& a, const DiscoveredFile& b) { return a.display < b.display; });
+  return out;
+}
+
 DiscoveryResult discover_files(const std::vector<fs::path>& paths, const Config& config,
                                const DiscoveryOptions& options) {
-  Walker walker{config, options, {}, {}, {}};
-  for (const auto* list : {&config.exclude, &config.extend_exclude})
-    for (const auto& g : *list) {
-      GlobPattern p;
-      if (GlobPattern::parse(g, p)) walker.excludes.push_back(std::move(p));
-    }
+  Walker walker(options);
+  // Each named path's configuration. Without a config file the project is the git
+  // work tree, else the working directory, else the common parent of all such paths.
+  std::vector<Config> configs;
+  std::vector<std::size_t> without_root;
+  std::vector<fs::path> their_dirs;
   for (const auto& named : paths) {
-    std::error_code ec;
-    const fs::path shown = named.lexically_normal().empty() ? fs::path(".") : named.lexically_normal();
-    const fs::path absolute = fs::absolute(named, ec).lexically_normal();
-    struct stat st {};
-    if (::stat(absolute.c_str(), &st) != 0) {
-      struct stat lst {};
-      const bool dangling = ::lstat(absolute.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode);
-      walker.diagnose(shown, "read-error",
-                      dangling ? fmt::format("dangling symbolic link: {}", std::strerror(errno))
-                               : fmt::format("cannot check: {}", std::strerror(errno)));
-      ++walker.result.missing;
+    if (!options.nearest_config) {
+      configs.push_back(config);
       continue;
     }
-    if (S_ISDIR(st.st_mode)) {
-      if (options.force_exclude && walker.excluded(absolute, true)) continue;
-      walker.walk(shown, absolute);
-    } else {
-      if (options.force_exclude && walker.excluded(absolute, false)) continue;
-      walker.add_file(shown, absolute, true);
+    configs.push_back(discover_config(named));
+    std::error_code ec;
+    if (!configs.back().source && !git_work_tree_top(configs.back().root) && fs::exists(named, ec)) {
+      without_root.push_back(configs.size() - 1);
+      their_dirs.push_back(configs.back().root);
     }
   }
-  auto& files = walker.result.files;
-  std::stable_sort(files.begin(), files.end(),
-                   [](const DiscoveredFile& a, const DiscoveredFile& b) { return a.display < b.display; });
-  files.erase(
-      std::unique(files.begin(), files.end(),
-                  [](const DiscoveredFile& a, const DiscoveredFile& b) { return a.display == b.display; }),
-      files.end());
-  return std::move(walker.result);
+  if (!their_dirs.empty()) {
+    // The working directory when they lie under it, as a project would be checked from
+    // its top: fingerprints stay the same whichever subset is named.
+    std::error_code ec;
+    const fs::path cwd = fs::current_path(ec).lexically_normal();
+    fs::path common = common_parent(their_dirs);
+    if (!ec && is_within(common, cwd)) common = cwd;
+    for (std::size_t i : without_root) configs[i].root = common;
+  }
+  for (std::size_t i = 0; i < paths.size(); ++i) walker.add_named(paths[i], i, std::move(configs[i]));
+  if (options.load_context) walker.load_context();
+  return walker.finish();
 }
 
 }  // namespace kvlint

@@ -1,6 +1,8 @@
 // Finding the files to check: explicit files, *.py under directories, with
-// .gitignore files (nested, negation, anchoring), exclude globs, and no
-// symlink-loop following. Iterative, deterministic (sorted) output.
+// .gitignore files (nested, negation, anchoring), exclude globs, no symlink
+// leaving the walked tree, each real file once. Files are grouped by the
+// configuration that governs them (their nearest config file, as ruff does).
+// Iterative, deterministic (sorted) output.
 #pragma once
 
 #include <filesystem>
@@ -17,19 +19,40 @@ struct DiscoveredFile {
   std::string display;         // path.generic_string(), the name in findings
   std::filesystem::path absolute;
   bool explicit_file = false;  // named on the command line
+  bool reported = true;        // named or found under a named directory; false: project context only
+};
+
+// The files one configuration governs. Resolution is per project: a project's
+// files see each other (inheritance, declarations), never another project's.
+struct DiscoveredProject {
+  Config config;                      // overrides applied; config.root is the project root
+  std::vector<DiscoveredFile> files;  // sorted by display path; reported and context files
 };
 
 struct DiscoveryOptions {
   bool force_exclude = false;
-  std::filesystem::path cache_dir;  // absolute; skipped during the walk
+  std::filesystem::path cache_dir;  // absolute; empty: each project's <root>/.kvlint_cache. Never walked
+  // Each file gets the configuration of its nearest kvlint.toml / pyproject.toml
+  // ([tool.kvlint]); otherwise the `config` argument governs every file.
+  bool nearest_config = false;
+  ConfigOverrides overrides;  // applied to every configuration
+  // Also load each project's whole tree (as `check ROOT` would walk it), unreported,
+  // so that checking a few files resolves them as checking the project would.
+  bool load_context = false;
 };
 
 struct DiscoveryResult {
-  std::vector<DiscoveredFile> files;    // sorted by display path, unique
-  std::vector<Diagnostic> diagnostics;  // unreadable directories, dangling links, missing paths
-  std::size_t missing = 0;              // explicit paths that do not exist or are unreadable
+  std::vector<DiscoveredProject> projects;  // ordered by root
+  std::vector<Diagnostic> diagnostics;      // unreadable directories, dangling links, missing paths
+  std::size_t missing = 0;                  // explicit paths that do not exist or are unreadable
+  // Symbolic links not followed because they resolve outside the walked tree ("shown -> target").
+  std::vector<std::string> links_leaving_tree;
+
+  // Every reported file of every project, sorted by display path.
+  std::vector<DiscoveredFile> reported_files() const;
 };
 
+// Throws ConfigError for an invalid configuration file met on the way.
 DiscoveryResult discover_files(const std::vector<std::filesystem::path>& paths, const Config& config,
                                const DiscoveryOptions& options);
 

@@ -5,6 +5,7 @@
 #include "tools/kvlint/engine/engine.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <tbb/enumerable_thread_specific.h>
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -214,91 +216,61 @@ bool diagnostic_less(const Diagnostic& a, const Diagnostic& b) {
          std::tie(b.path, b.line, b.column, b.kind, b.message);
 }
 
-class Pipeline {
+// One project: the files one configuration governs, analysed and resolved together.
+// Only its reported files give findings, diagnostics and statistics; its context
+// files take part in resolution alone.
+class ProjectRun {
  public:
-  Pipeline(const CheckOptions& options, CheckResult& result)
-      : options_(options),
-        config_(options.config),
-        result_(result),
-        arena_(worker_count(options.jobs)),
+  ProjectRun(DiscoveredProject project, tbb::task_arena& arena, const std::string& tool_identity)
+      : config_(std::move(project.config)),
+        arena_(arena),
         config_fingerprint_(config_.fingerprint()),
         config_location_(config_location(config_)),
-        tool_identity_(build_identity()) {}
-
-  void run() {
-    std::error_code ec;
-    const fs::path cache_dir =
-        fs::absolute(options_.cache_dir.empty() ? config_.root / ".kvlint_cache" : options_.cache_dir, ec)
-            .lexically_normal();
-    discover(cache_dir);
-    vocabulary_ = config_.vocabulary;
-    read_all();
-    std::string memo_key;
-    bool use_cache = options_.use_cache;
-    if (use_cache) {
-      if (auto problem = cache_directory_problem(cache_dir)) {
-        result_.notes.push_back(std::move(*problem));
-        use_cache = false;
-      }
-    }
-    if (use_cache) {
-      memo_key = run_memo_key();
-      if (auto memo = load_run_memo(cache_dir, memo_key)) {
-        use_run_memo(std::move(*memo));
-        return;
-      }
-      cache_.emplace(cache_dir, tool_identity_);
-      if (!cache_->note().empty()) result_.notes.push_back(cache_->note());
-    }
-    prefilter(prefilter_anchors(vocabulary_));
-    analyse_with_widening();
-    run_rules();
-    if (cache_) save_cache(cache_dir, memo_key);
-  }
-
- private:
-  // A cache that cannot be written (read-only directory, full disk) is one
-  // note; the run's result stands.
-  void save_cache(const fs::path& cache_dir, const std::string& memo_key) {
-    std::vector<std::string> paths_in_run;
-    for (const auto& f : files_) paths_in_run.push_back(f.file.absolute.string());
-    if (!cache_->save(paths_in_run)) {
-      result_.notes.push_back(cache_->note());
-      return;
-    }
-    std::string error;
-    if (!save_run_memo(
-            cache_dir, memo_key,
-            RunMemo{result_.findings, result_.diagnostics, result_.suppressed,
-                    result_.stats.files_parsed + result_.stats.files_cached, result_.stats.files_skipped},
-            error))
-      result_.notes.push_back(fmt::format("caching disabled: cannot write the cache: {}", error));
-  }
-
-  void discover(const fs::path& cache_dir) {
-    DiscoveryResult found =
-        discover_files(options_.paths, config_, DiscoveryOptions{options_.force_exclude, cache_dir});
-    result_.diagnostics = std::move(found.diagnostics);
-    result_.stats.files_failed += found.missing;
+        tool_identity_(tool_identity),
+        vocabulary_(config_.vocabulary) {
     ModuleNamer namer(config_.root);
-    files_.reserve(found.files.size());
-    for (auto& f : found.files) {
+    files_.reserve(project.files.size());
+    for (auto& f : project.files) {
       FileState state;
       state.module_name = namer.name_of(f.absolute);
       state.file = std::move(f);
+      if (state.file.reported) reported_.insert(state.file.display);
       files_.push_back(std::move(state));
     }
-    result_.stats.files_found = files_.size();
+    result_.stats.files_found = reported_.size();
+    result_.stats.files_context = files_.size() - reported_.size();
   }
 
-  template <typename Body>
-  void parallel_over(const std::vector<std::size_t>& indices, const Body& body) {
-    arena_.execute([&] {
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, indices.size(), 1),
-                        [&](const tbb::blocked_range<std::size_t>& range) {
-                          for (std::size_t k = range.begin(); k != range.end(); ++k) body(indices[k]);
-                        });
-    });
+  const Config& config() const { return config_; }
+  const std::set<std::string>& reported() const { return reported_; }
+  // Absolute paths of every file of the project (reported or context), for cache pruning.
+  void add_paths(std::vector<std::string>& paths) const {
+    for (const auto& f : files_) paths.push_back(f.file.absolute.string());
+  }
+  // Findings, diagnostics and statistics of this project so far.
+  CheckResult& result() { return result_; }
+
+  // Everything this project's result depends on: configuration, vocabulary, and every
+  // file's name, module, content, reported flag and input diagnostics.
+  void add_to_memo_key(XXH3_state_t* state) const {
+    auto add = [&](std::string_view text) {
+      const std::uint64_t size = text.size();
+      XXH3_128bits_update(state, &size, sizeof size);
+      XXH3_128bits_update(state, text.data(), text.size());
+    };
+    add(config_.root.string());
+    add(config_fingerprint_);
+    add(config_location_);
+    add(facts::signature(vocabulary_));
+    for (const auto& f : files_) {
+      add(f.file.display);
+      add(f.module_name);
+      add(f.readable ? "r" : "-");
+      add(f.file.reported ? "reported" : "context");
+      XXH3_128bits_update(state, &f.content_hash, sizeof f.content_hash);
+    }
+    for (const auto& d : result_.diagnostics)
+      add(fmt::format("{}:{}:{}:{}:{}", d.path, d.line, d.column, d.kind, d.message));
   }
 
   // Reads and hashes every file, in parallel.
@@ -315,53 +287,38 @@ class Pipeline {
     });
     for (std::size_t i = 0; i < files_.size(); ++i) {
       result_.stats.bytes_read += files_[i].content.size();
-      if (problems[i]) {
+      if (problems[i] && is_reported(files_[i])) {
         result_.diagnostics.push_back(std::move(*problems[i]));
         ++result_.stats.files_failed;
       }
     }
   }
 
-  // The prefilter: files that contain no anchor cannot produce facts a rule reads.
-  void prefilter(const std::vector<std::string>& anchors) {
-    parallel_over(readable_matching([](const FileState&) { return true; }), [&](std::size_t i) {
-      files_[i].anchor_hit = contains_any(files_[i].content, anchors);
+  // Analyses (through `cache` when given), resolves and checks the project.
+  void check(ResultCache* cache) {
+    cache_ = cache;
+    prefilter(prefilter_anchors(vocabulary_));
+    analyse_with_widening();
+    run_rules();
+  }
+
+ private:
+  bool is_reported(const FileState& f) const { return f.file.reported; }
+
+  template <typename Body>
+  void parallel_over(const std::vector<std::size_t>& indices, const Body& body) {
+    arena_.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, indices.size(), 1),
+                        [&](const tbb::blocked_range<std::size_t>& range) {
+                          for (std::size_t k = range.begin(); k != range.end(); ++k) body(indices[k]);
+                        });
     });
   }
 
-  // Everything the whole result depends on: tool, configuration, vocabulary, and
-  // every file's name, module, content and input diagnostics.
-  std::string run_memo_key() const {
-    XXH3_state_t* state = XXH3_createState();
-    if (!state) throw std::bad_alloc();
-    XXH3_128bits_reset(state);
-    auto add = [&](std::string_view text) {
-      const std::uint64_t size = text.size();
-      XXH3_128bits_update(state, &size, sizeof size);
-      XXH3_128bits_update(state, text.data(), text.size());
-    };
-    add(tool_identity_);
-    add(config_fingerprint_);
-    add(config_location_);
-    add(facts::signature(vocabulary_));
-    for (const auto& f : files_) {
-      add(f.file.display);
-      add(f.module_name);
-      add(f.readable ? "r" : "-");
-      XXH3_128bits_update(state, &f.content_hash, sizeof f.content_hash);
-    }
-    for (const auto& d : result_.diagnostics) add(fmt::format("{}:{}:{}:{}:{}", d.path, d.line, d.column, d.kind, d.message));
-    const XXH128_hash_t digest = XXH3_128bits_digest(state);
-    XXH3_freeState(state);
-    return fmt::format("{:016x}{:016x}", digest.high64, digest.low64);
-  }
-
-  void use_run_memo(RunMemo memo) {
-    result_.findings = std::move(memo.findings);
-    result_.diagnostics = std::move(memo.diagnostics);
-    result_.suppressed = memo.suppressed;
-    result_.stats.files_cached = memo.files_analysed;
-    result_.stats.files_skipped = memo.files_skipped;
+  // The prefilter: files that contain no anchor cannot produce facts a rule reads.
+  void prefilter(const std::vector<std::string>& anchors) {
+    parallel_over(readable_matching([](const FileState&) { return true; }),
+                  [&](std::size_t i) { files_[i].anchor_hit = contains_any(files_[i].content, anchors); });
   }
 
   // Analyses `indices` with `vocabulary` (cache first), replacing earlier facts.
@@ -482,7 +439,8 @@ class Pipeline {
               }
         if (!wanted.empty()) {
           // The class-name scan runs only here, for files the prefilter skipped, and at most once each.
-          std::vector<std::size_t> unanalysed = readable_matching([](const FileState& f) { return !f.facts; });
+          std::vector<std::size_t> unanalysed =
+              readable_matching([](const FileState& f) { return !f.facts; });
           parallel_over(unanalysed, [&](std::size_t i) {
             if (!files_[i].defined_classes) files_[i].defined_classes = scan_class_names(files_[i].content);
           });
@@ -516,7 +474,7 @@ class Pipeline {
       if (!changed) break;
     }
     for (const auto& f : files_) {
-      if (!f.readable) continue;
+      if (!f.readable || !is_reported(f)) continue;
       if (f.parsed)
         ++result_.stats.files_parsed;
       else if (f.facts)
@@ -549,11 +507,13 @@ class Pipeline {
         result_.diagnostics.push_back(std::move(d));
         continue;
       }
+      // Context files take part in resolution only: their findings are not reported.
       for (auto& f : produced)
-        if (config_.is_selected(f.code)) findings.push_back(std::move(f));
+        if (config_.is_selected(f.code) && reported_.count(f.loc.file)) findings.push_back(std::move(f));
     }
     std::vector<const facts::FileFacts*> file_ptrs;
-    for (const auto& f : project.files()) file_ptrs.push_back(&f);
+    for (const auto& f : project.files())
+      if (reported_.count(f.path)) file_ptrs.push_back(&f);
     std::map<std::string, fs::path> match_paths;
     for (const auto& f : files_) match_paths[f.file.display] = f.file.absolute;
     SuppressionOutcome outcome = apply_suppressions(std::move(findings), file_ptrs, config_, match_paths);
@@ -575,19 +535,18 @@ class Pipeline {
       const std::size_t n = occurrences[{f.code, path, f.owner_class, normalize_whitespace(evidence)}]++;
       f.fingerprint = n == 0 ? base : fingerprint_parts(base, std::to_string(n), {}, {});
     }
-    std::sort(result_.diagnostics.begin(), result_.diagnostics.end(), diagnostic_less);
   }
 
-  const CheckOptions& options_;
-  const Config& config_;
-  CheckResult& result_;
-  tbb::task_arena arena_;
+  Config config_;
+  tbb::task_arena& arena_;
   std::string config_fingerprint_;
   std::string config_location_;
-  std::string tool_identity_;
-  std::optional<ResultCache> cache_;
+  const std::string& tool_identity_;
+  ResultCache* cache_ = nullptr;
   std::vector<FileState> files_;
+  std::set<std::string> reported_;  // display paths of the reported files
   facts::Vocabulary vocabulary_;
+  CheckResult result_;
 };
 
 }  // namespace
@@ -598,7 +557,143 @@ std::string fingerprint_of(const Finding& finding, std::string_view evidence_tex
 
 CheckResult run_check(const CheckOptions& options) {
   CheckResult result;
-  Pipeline(options, result).run();
+  std::error_code ec;
+  const fs::path cache_dir =
+      options.cache_dir.empty() ? fs::path() : fs::absolute(options.cache_dir, ec).lexically_normal();
+  DiscoveryOptions discovery;
+  discovery.force_exclude = options.force_exclude;
+  discovery.cache_dir = cache_dir;
+  discovery.nearest_config = options.nearest_config;
+  discovery.overrides = options.overrides;
+  discovery.load_context = options.load_project_context;
+  DiscoveryResult found = discover_files(options.paths, options.config, discovery);
+  result.diagnostics = std::move(found.diagnostics);
+  result.stats.files_failed += found.missing;
+  if (!found.links_leaving_tree.empty())
+    result.details.push_back(fmt::format(
+        "not following {} symbolic link{} that leave{} the checked tree: {}", found.links_leaving_tree.size(),
+        found.links_leaving_tree.size() == 1 ? "" : "s", found.links_leaving_tree.size() == 1 ? "s" : "",
+        fmt::join(found.links_leaving_tree, ", ")));
+
+  tbb::task_arena arena(worker_count(options.jobs));
+  const std::string tool_identity = build_identity();
+  std::vector<std::unique_ptr<ProjectRun>> projects;
+  for (auto& project : found.projects) {
+    projects.push_back(std::make_unique<ProjectRun>(std::move(project), arena, tool_identity));
+    projects.back()->read_all();
+  }
+  auto cache_dir_of = [&](const ProjectRun& project) {
+    return cache_dir.empty() ? project.config().root / ".kvlint_cache" : cache_dir;
+  };
+  // A cache directory that must not be used (a symbolic link: a committed
+  // `.kvlint_cache` link would redirect writes) is one note; its projects run uncached.
+  std::map<fs::path, bool> usable_cache_dirs;
+  auto cache_usable = [&](const ProjectRun& project) {
+    if (!options.use_cache) return false;
+    const fs::path dir = cache_dir_of(project);
+    auto [it, inserted] = usable_cache_dirs.emplace(dir, true);
+    if (inserted) {
+      if (auto problem = cache_directory_problem(dir)) {
+        result.notes.push_back(std::move(*problem));
+        it->second = false;
+      }
+    }
+    return it->second;
+  };
+  // A finding fails the run at or above the fail-on level of its own file's configuration.
+  auto count_failing = [&] {
+    std::map<std::string, Severity> fail_on;
+    for (const auto& project : projects)
+      for (const auto& display : project->reported()) fail_on.emplace(display, project->config().fail_on);
+    result.findings_failing = 0;
+    for (const auto& f : result.findings) {
+      auto it = fail_on.find(f.loc.file);
+      const Severity level = it != fail_on.end() ? it->second
+                             : projects.empty()  ? options.config.fail_on
+                                                 : projects.front()->config().fail_on;
+      if (f.severity >= level) ++result.findings_failing;
+    }
+  };
+  for (const auto& project : projects) {
+    const CheckStats& s = project->result().stats;
+    result.stats.files_found += s.files_found;
+    result.stats.files_context += s.files_context;
+    result.stats.bytes_read += s.bytes_read;
+    result.stats.files_failed += s.files_failed;
+  }
+
+  // The whole-run memo: one key over every project, kept with the first project's cache.
+  std::string memo_key;
+  const bool use_memo = !projects.empty() && cache_usable(*projects.front());
+  if (use_memo) {
+    XXH3_state_t* state = XXH3_createState();
+    if (!state) throw std::bad_alloc();
+    XXH3_128bits_reset(state);
+    XXH3_128bits_update(state, tool_identity.data(), tool_identity.size());
+    for (const auto& project : projects) project->add_to_memo_key(state);
+    for (const auto& d : result.diagnostics) {
+      const std::string text = fmt::format("{}:{}:{}:{}", d.path, d.kind, d.message, d.line);
+      XXH3_128bits_update(state, text.data(), text.size());
+    }
+    const XXH128_hash_t digest = XXH3_128bits_digest(state);
+    XXH3_freeState(state);
+    memo_key = fmt::format("{:016x}{:016x}", digest.high64, digest.low64);
+    if (auto memo = load_run_memo(cache_dir_of(*projects.front()), memo_key)) {
+      result.findings = std::move(memo->findings);
+      result.diagnostics = std::move(memo->diagnostics);
+      result.suppressed = memo->suppressed;
+      result.stats.files_cached = memo->files_analysed;
+      result.stats.files_skipped = memo->files_skipped;
+      count_failing();
+      return result;
+    }
+  }
+
+  // One per-file cache per cache directory, shared by the projects that use it.
+  std::map<fs::path, std::unique_ptr<ResultCache>> caches;
+  for (const auto& project : projects) {
+    ResultCache* cache = nullptr;
+    if (cache_usable(*project)) {
+      auto& slot = caches[cache_dir_of(*project)];
+      if (!slot) {
+        slot = std::make_unique<ResultCache>(cache_dir_of(*project), tool_identity);
+        if (!slot->note().empty()) result.notes.push_back(slot->note());
+      }
+      cache = slot.get();
+    }
+    project->check(cache);
+    CheckResult& part = project->result();
+    for (auto& f : part.findings) result.findings.push_back(std::move(f));
+    for (auto& d : part.diagnostics) result.diagnostics.push_back(std::move(d));
+    result.suppressed += part.suppressed;
+    result.stats.files_parsed += part.stats.files_parsed;
+    result.stats.files_cached += part.stats.files_cached;
+    result.stats.files_skipped += part.stats.files_skipped;
+  }
+  std::sort(result.findings.begin(), result.findings.end(), finding_less);
+  std::sort(result.diagnostics.begin(), result.diagnostics.end(), diagnostic_less);
+  count_failing();
+  // A cache that cannot be written (read-only directory, full disk) is one
+  // note; the run's result stands, and no memo is written beside it.
+  bool caches_saved = true;
+  for (auto& [dir, cache] : caches) {
+    std::vector<std::string> paths_in_run;
+    for (const auto& project : projects)
+      if (cache_dir_of(*project) == dir) project->add_paths(paths_in_run);
+    if (!cache->save(paths_in_run)) {
+      result.notes.push_back(cache->note());
+      caches_saved = false;
+    }
+  }
+  if (use_memo && caches_saved) {
+    std::string error;
+    if (!save_run_memo(cache_dir_of(*projects.front()), memo_key,
+                       RunMemo{result.findings, result.diagnostics, result.suppressed,
+                               result.stats.files_parsed + result.stats.files_cached,
+                               result.stats.files_skipped},
+                       error))
+      result.notes.push_back(fmt::format("caching disabled: cannot write the cache: {}", error));
+  }
   return result;
 }
 

@@ -16,18 +16,31 @@ namespace kvlint {
 
 struct CheckOptions {
   std::vector<std::filesystem::path> paths;  // files or directories
+  // The configuration of every file; unused with `nearest_config`.
   Config config;
+  // Each file gets the configuration of its nearest config file (kvlint.toml, or
+  // pyproject.toml with [tool.kvlint]), as ruff does; files without one get the
+  // defaults, rooted at their git work tree, else at the working directory when they
+  // lie under it, else at the common parent of such paths.
+  bool nearest_config = false;
+  ConfigOverrides overrides;  // command-line settings, applied to every configuration
+  // Resolve named files within their whole project (the config root's tree, as
+  // `check ROOT` walks it) while reporting only the named files: checking a subset
+  // then gives the subset of `check ROOT`'s findings.
+  bool load_project_context = true;
   bool use_cache = true;
-  std::filesystem::path cache_dir;  // empty: <config root>/.kvlint_cache
+  std::filesystem::path cache_dir;  // empty: <config root>/.kvlint_cache per project
   unsigned jobs = 0;                // 0: all cores
   bool force_exclude = false;       // apply exclude to paths named explicitly too
 };
 
 struct CheckStats {
-  std::size_t files_found = 0;     // after discovery and exclusion
-  std::size_t files_parsed = 0;    // through the front end this run
-  std::size_t files_cached = 0;    // facts taken from the cache
-  std::size_t files_skipped = 0;   // prefilter: cannot match
+  std::size_t files_found = 0;    // reported files, after discovery and exclusion
+  std::size_t files_context = 0;  // project files loaded for resolution only (not reported)
+  // Parsed, cached and skipped count reported files only.
+  std::size_t files_parsed = 0;   // through the front end this run
+  std::size_t files_cached = 0;   // facts taken from the cache
+  std::size_t files_skipped = 0;  // prefilter: cannot match
   std::size_t bytes_read = 0;
   // Named or found but not analysable: missing, unreadable, binary, not UTF-8, too large.
   std::size_t files_failed = 0;
@@ -38,7 +51,9 @@ struct CheckResult {
   std::vector<Diagnostic> diagnostics;  // sorted: path, line
   std::size_t suppressed = 0;
   CheckStats stats;
-  std::vector<std::string> notes;  // for stderr, never fatal: "ignoring unreadable cache ..."
+  std::size_t findings_failing = 0;  // findings at or above their configuration's fail-on
+  std::vector<std::string> notes;    // for stderr, never fatal: "ignoring unreadable cache ..."
+  std::vector<std::string> details;  // for stderr with --verbose: "not following 1 symbolic link ..."
 };
 
 // The tool version (also part of every cache key); CMake sets it from project(VERSION).
