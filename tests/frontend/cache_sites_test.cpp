@@ -157,8 +157,8 @@ TEST(FrontendCacheSites, CallerRequestedOnTheTransformersPattern) {
             past_key_values = DynamicCache(config=self.config)
         out = self.layers(input_ids, past_key_values=past_key_values)
         return Output(past_key_values=past_key_values)
-    def build(self, want):
-        if want:
+    def build(self, use_cache):
+        if use_cache:
             return DynamicCache()
     def own(self):
         if self.streaming:
@@ -171,7 +171,7 @@ TEST(FrontendCacheSites, CallerRequestedOnTheTransformersPattern) {
   EXPECT_TRUE(site_on_line(f, 4)->caller_requested);
   EXPECT_EQ(site_on_line(f, 4)->retained_as, "past_key_values");
   EXPECT_EQ(site_on_line(f, 4)->retention, Retention::Returned);
-  EXPECT_TRUE(site_on_line(f, 9)->caller_requested);
+  EXPECT_TRUE(site_on_line(f, 9)->caller_requested);  // a branch on a cache argument asks
   EXPECT_FALSE(site_on_line(f, 12)->caller_requested);  // owner state, kept on self
   EXPECT_FALSE(site_on_line(f, 15)->caller_requested);  // not handed back
   const auto& g = site_on_line(f, 4)->guards;
