@@ -204,8 +204,8 @@ TEST(KV102, OneShotCallIsAnInfoHintKeptCacheAnError) {
 TEST(KV102, CalleeMustBeAbleToBeAModel) {
   auto f = file_facts(kFile);
   auto store = make_class(kFile, "FeatureStore", 3, {});
-  store.methods.push_back({"memcache_get", at(kFile, 5), {"key", "use_cache"}});
-  store.methods.push_back({"step", at(kFile, 7), {"x", "past_key_values", "use_cache"}});
+  store.methods.push_back({"memcache_get", at(kFile, 5), {"key", "use_cache"}, {}, {}});
+  store.methods.push_back({"step", at(kFile, 7), {"x", "past_key_values", "use_cache"}, {}, {}});
   f.classes.push_back(store);
   f.classes.push_back(make_class(kFile, "MemcacheClient", 30, {}));
   f.hops.push_back(hop(kFile, "FeatureStore", "client", "MemcacheClient", 4));
