@@ -1287,7 +1287,8 @@ class FileWalker {
     }
     f.params_index = static_cast<int32_t>(params_.size());
     params_.push_back(params);
-    if (is_method) classes_[static_cast<std::size_t>(parent->class_state)]->method_nodes.emplace(f.name, node);
+    if (is_method)
+      classes_[static_cast<std::size_t>(parent->class_state)]->method_nodes.emplace(f.name, node);
     if (parent && !is_method) {  // a nested function: its calls belong to the enclosing method
       f.method_fact = parent->method_fact;
       f.method_in_class = parent->method_in_class;
@@ -1971,12 +1972,19 @@ class FileWalker {
       if (out_.captures[cap].kind == CaptureSite::Kind::GraphContext) site.inside_graph_capture = true;
     const bool handed_back = site.retention == Retention::Returned || r.assigned_to_param;
     // A branch on a cache parameter (`use_cache`, `past_key_values`: an `if`, its `else`,
-    // an earlier `if ...: return`) means the caller asked for the cache; a branch on any
-    // other argument (`if bsz == 0: return None`) does not.
-    const bool asked = std::any_of(site.guards.begin(), site.guards.end(), [](const Guard& g) {
-      return is_conditional_origin(g.origin) &&
-             std::any_of(g.parameters.begin(), g.parameters.end(),
-                         [](const std::string& p) { return names_cache(p); });
+    // an earlier `if ...: return`), or on the type of an argument the caller handed in
+    // (`isinstance(values, EncoderDecoderCache)`: a conversion of the caller's cache), means
+    // the caller asked for the cache; a branch on any other argument (`if bsz == 0: return
+    // None`) does not.
+    const bool asked = std::any_of(site.guards.begin(), site.guards.end(), [&](const Guard& g) {
+      if (!is_conditional_origin(g.origin)) return false;
+      if (std::any_of(g.parameters.begin(), g.parameters.end(),
+                      [](const std::string& p) { return names_cache(p); }))
+        return true;
+      const bool type_test = std::find(g.calls.begin(), g.calls.end(), "isinstance") != g.calls.end();
+      return type_test && !g.parameters.empty() &&
+             std::any_of(g.condition.names.begin(), g.condition.names.end(),
+                         [&](const std::string& n) { return is_cache_simple(resolved_simple(n)); });
     });
     site.caller_requested = handed_back && asked;
     if (ClassState* cls = owner_state()) {
@@ -2683,9 +2691,9 @@ class FileWalker {
     const uint32_t call_start = ts_node_start_byte(call);
     for (auto& arg : args) {
       const std::string_view name = arg.value.text;
-      if (name.empty() || name.find_first_not_of(
-                              "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
-                              std::string_view::npos)
+      if (name.empty() ||
+          name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+              std::string_view::npos)
         continue;
       std::optional<TSNode> only;
       bool ambiguous = false;
