@@ -6,9 +6,6 @@
 // twice: as the whole file, and sealed (a correct header and checksum put in
 // front), which lets the fuzzer reach the bounded CBOR decoder and the facts
 // conversion behind it.
-#include <fmt/format.h>
-#include <xxhash.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -18,13 +15,6 @@
 #include "tools/kvlint/engine/result_cache.hpp"
 
 namespace {
-constexpr const char* kToolVersion = "fuzz";
-
-std::string sealed(std::string_view payload) {
-  const XXH128_hash_t digest = XXH3_128bits(payload.data(), payload.size());
-  return fmt::format("kvlint-cache 3 {:016x}{:016x}\n", digest.high64, digest.low64) + std::string(payload);
-}
-
 void exercise(std::string_view file_bytes) {
   const auto contents = kvlint::decode_result_cache(file_bytes);
   if (!contents) return;
@@ -42,6 +32,6 @@ void exercise(std::string_view file_bytes) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   exercise(bytes);
-  exercise(sealed(bytes));
+  exercise(kvlint::seal_cache_payload(bytes));
   return 0;
 }

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
-#include <xxhash.h>
 
 #include <fstream>
 #include <set>
@@ -77,8 +76,7 @@ void write_tree(const TempDir& dir) {
 // A sealed cache file around `payload` with a correct checksum, as an attacker
 // who knows the format could commit it.
 std::string sealed(std::string_view payload) {
-  const XXH128_hash_t digest = XXH3_128bits(payload.data(), payload.size());
-  return fmt::format("kvlint-cache 3 {:016x}{:016x}\n", digest.high64, digest.low64) + std::string(payload);
+  return seal_cache_payload(payload);
 }
 
 std::set<std::string> cached_paths(const fs::path& cache_file) {

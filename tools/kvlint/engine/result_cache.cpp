@@ -120,14 +120,9 @@ std::optional<json> decode_cbor_bounded(std::string_view bytes) {
   }
 }
 
-// A sealed file: "kvlint-cache <format> <xxh3-128 of payload>\n" + CBOR payload.
 std::string seal(const json& document) {
   const std::vector<std::uint8_t> payload = json::to_cbor(document);
-  const XXH128_hash_t digest = XXH3_128bits(payload.data(), payload.size());
-  std::string out =
-      fmt::format("kvlint-cache {} {:016x}{:016x}\n", kCacheFormat, digest.high64, digest.low64);
-  out.append(reinterpret_cast<const char*>(payload.data()), payload.size());
-  return out;
+  return seal_cache_payload(std::string_view(reinterpret_cast<const char*>(payload.data()), payload.size()));
 }
 
 // The payload of a sealed file, or nullopt when the header, the format or the
@@ -223,6 +218,12 @@ std::string cache_key(const CacheKeyInputs& in) {
   const XXH128_hash_t digest = XXH3_128bits_digest(state);
   XXH3_freeState(state);
   return fmt::format("{:016x}{:016x}", digest.high64, digest.low64);
+}
+
+std::string seal_cache_payload(std::string_view payload) {
+  const XXH128_hash_t digest = XXH3_128bits(payload.data(), payload.size());
+  return fmt::format("kvlint-cache {} {:016x}{:016x}\n", kCacheFormat, digest.high64, digest.low64) +
+         std::string(payload);
 }
 
 std::optional<ResultCacheContents> decode_result_cache(std::string_view bytes) {

@@ -59,6 +59,8 @@ struct ResultCacheContents {
 // target calls it): nullopt unless the bytes are a whole, intact cache file of
 // this format; nesting is bounded, nothing recurses with the input's depth.
 std::optional<ResultCacheContents> decode_result_cache(std::string_view bytes);
+// A cache file around `payload`: "kvlint-cache <format> <xxh3-128 of payload>\n" + payload.
+std::string seal_cache_payload(std::string_view payload);
 std::string encode_result_cache(const ResultCacheContents& contents);
 
 class ResultCache {
