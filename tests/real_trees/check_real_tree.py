@@ -80,9 +80,9 @@ def facts_of(kvlint: Path, tree: Path, rel: str) -> dict | None:
     return json.loads(proc.stdout)
 
 
-def line_of(loc) -> int:
+def line_of(loc: list[int]) -> int:
     """Facts JSON writes a location as [line, column, end_line, end_column]."""
-    return loc[0] if isinstance(loc, list) else loc["line"]
+    return loc[0]
 
 
 def inventory(kvlint: Path, tree: Path) -> tuple[list[dict], list[dict]]:
