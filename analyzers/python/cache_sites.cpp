@@ -1,6 +1,30 @@
+// Where Python cache sites come from: constructions of a cache class (facts::CacheSite), how
+// each is kept (retention: stored on self, returned, passed on), and where a call's cache
+// output goes (kept, for implicit sites).
 #include "analyzers/python/walker.hpp"
 
 namespace kvlint::python::detail {
+namespace {
+
+bool is_transparent(Sym s) {
+  return s == Sym::ParenthesizedExpression || s == Sym::ConditionalExpression || s == Sym::BooleanOperator ||
+         s == Sym::Await;
+}
+bool is_container(Sym s) {
+  return s == Sym::List || s == Sym::Tuple || s == Sym::Set || s == Sym::Dictionary || s == Sym::Pair ||
+         s == Sym::ExpressionList || s == Sym::ListComprehension || s == Sym::SetComprehension ||
+         s == Sym::DictComprehension || s == Sym::GeneratorExpression;
+}
+bool is_container_method(std::string_view m) {
+  return m == "append" || m == "setdefault" || m == "add" || m == "insert" || m == "extend" ||
+         m == "update" || m == "__setitem__";
+}
+bool names_cache(std::string_view name) {
+  const std::string l = lower(name);
+  return contains(l, "past") || contains(l, "cache") || contains(l, "kv");
+}
+
+}  // namespace
 
 // Canonical cache class a call constructs (`DC()`, `cu.DynamicCache()`,
 // `DynamicCache.from_legacy_cache(x)`), or empty.

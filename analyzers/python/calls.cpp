@@ -1,6 +1,21 @@
+// Call facts (MethodFact::calls), `use_cache=True` calls that make transformers build a cache
+// (facts::ImplicitCacheSite), the cache keywords a call receives, and what its callee is rooted at.
 #include "analyzers/python/walker.hpp"
 
 namespace kvlint::python::detail {
+namespace {
+
+bool is_builtin_function(std::string_view name) {
+  static constexpr std::array<std::string_view, 40> kBuiltins{
+      "abs",        "all",        "any",    "bool",    "callable", "dict",  "divmod",   "enumerate",
+      "filter",     "float",      "format", "getattr", "hasattr",  "hash",  "id",       "int",
+      "isinstance", "issubclass", "iter",   "len",     "list",     "map",   "max",      "min",
+      "next",       "object",     "open",   "print",   "range",    "repr",  "reversed", "round",
+      "set",        "setattr",    "sorted", "str",     "sum",      "super", "tuple",    "zip"};
+  return std::find(kBuiltins.begin(), kBuiltins.end(), name) != kBuiltins.end();
+}
+
+}  // namespace
 
 // The MethodFact of the function whose body is being walked, or nullptr.
 facts::MethodFact* FileWalker::current_method_fact() {
@@ -11,16 +26,6 @@ facts::MethodFact* FileWalker::current_method_fact() {
   if (f->class_state < 0) return nullptr;
   auto& methods = out_.classes[class_fact_index_[static_cast<std::size_t>(f->class_state)]].methods;
   return index < methods.size() ? &methods[index] : nullptr;
-}
-
-bool FileWalker::is_builtin_function(std::string_view name) {
-  static constexpr std::array<std::string_view, 40> kBuiltins{
-      "abs",        "all",        "any",    "bool",    "callable", "dict",  "divmod",   "enumerate",
-      "filter",     "float",      "format", "getattr", "hasattr",  "hash",  "id",       "int",
-      "isinstance", "issubclass", "iter",   "len",     "list",     "map",   "max",      "min",
-      "next",       "object",     "open",   "print",   "range",    "repr",  "reversed", "round",
-      "set",        "setattr",    "sorted", "str",     "sum",      "super", "tuple",    "zip"};
-  return std::find(kBuiltins.begin(), kBuiltins.end(), name) != kBuiltins.end();
 }
 
 // The call writes attention KV: it passes `use_cache=True` (transformers builds or

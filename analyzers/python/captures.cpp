@@ -1,3 +1,5 @@
+// CUDA graph captures: `with torch.cuda.graph(...)`, `capture_begin()`, `make_graphed_callables`,
+// `cudaStreamBeginCapture`, and the calls made inside them.
 #include "analyzers/python/walker.hpp"
 
 namespace kvlint::python::detail {

@@ -1,6 +1,24 @@
+// Classes, bases, methods and their parameter types; imports and name resolution; members
+// (`self.x = ...`), constants, constructions, ownership hops, and declaration forwards
+// (`self.x.model_local_kv_specs()`).
 #include "analyzers/python/walker.hpp"
 
 namespace kvlint::python::detail {
+namespace {
+
+std::string join_module(std::string_view module, std::string_view name) {
+  std::string out(module);
+  if (!out.empty() && out.back() != '.') out.push_back('.');
+  out += name;
+  return out;
+}
+
+bool is_module_container(std::string_view s) {
+  return s == "ModuleList" || s == "ModuleDict" || s == "Sequential" || s == "ParameterList" ||
+         s == "ParameterDict";
+}
+
+}  // namespace
 
 // Simple name after import resolution. Aliases only rename a dotted name's
 // first component, so only an undotted name can change its last component.
@@ -21,13 +39,6 @@ std::string FileWalker::resolve(std::string_view written_raw) const {
   if (dot == std::string::npos && !star_targets_.empty() && cache_names_.count(head))
     return join_module(star_targets_.front(), written);
   return written;
-}
-
-std::string FileWalker::join_module(std::string_view module, std::string_view name) {
-  std::string out(module);
-  if (!out.empty() && out.back() != '.') out.push_back('.');
-  out += name;
-  return out;
 }
 
 // Dotted names rarely hold whitespace; keep a view when they do not.
@@ -442,11 +453,6 @@ void FileWalker::on_assignment(TSNode node) {
       out_.attribute_assignments.push_back(std::move(a));
     }
   }
-}
-
-bool FileWalker::is_module_container(std::string_view s) {
-  return s == "ModuleList" || s == "ModuleDict" || s == "Sequential" || s == "ParameterList" ||
-         s == "ParameterDict";
 }
 
 // The class a call instantiates (`Foo(...)`, `pkg.Foo(...)`, `Foo.from_config(...)`), or empty.

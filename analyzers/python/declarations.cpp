@@ -1,3 +1,5 @@
+// `model_local_kv_specs()` declarations and their specs (fields, rows driver, helpers), batch
+// evidence, and protocol uses (collectors, capacity_source branches, scope-derived rows).
 #include "analyzers/python/walker.hpp"
 
 namespace kvlint::python::detail {

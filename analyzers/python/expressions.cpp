@@ -1,3 +1,4 @@
+// Syntax -> facts::Expression and facts::Argument: folded text, literal values, names read.
 #include "analyzers/python/walker.hpp"
 
 namespace kvlint::python::detail {

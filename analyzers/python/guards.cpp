@@ -1,3 +1,5 @@
+// Guards: the conditions a fact sits under (if / else / loop / with / ternary / early return),
+// kept as lazy references on a stack and materialized when a fact is emitted; caller guards.
 #include "analyzers/python/walker.hpp"
 
 namespace kvlint::python::detail {

@@ -1,3 +1,4 @@
+// `# kvlint: ignore[CODES] reason` comments -> facts::Suppression.
 #include "analyzers/python/walker.hpp"
 
 namespace kvlint::python::detail {

@@ -1,3 +1,4 @@
+// The grammar's symbol and field ids, looked up by name once per analyzer.
 #include "analyzers/python/syntax.hpp"
 
 #include <cstring>

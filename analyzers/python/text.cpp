@@ -1,3 +1,4 @@
+// String helpers of the Python front end (see text.hpp).
 #include "analyzers/python/text.hpp"
 
 #include <algorithm>

@@ -23,6 +23,9 @@ inline bool ends_with(std::string_view s, std::string_view p) {
 inline bool contains(std::string_view s, std::string_view p) {
   return s.find(p) != std::string_view::npos;
 }
+inline bool is_uppercase_name(std::string_view s) {
+  return !s.empty() && s[0] >= 'A' && s[0] <= 'Z';
+}
 // `word` occurs in `s` with identifier boundaries on both sides.
 bool contains_word(std::string_view s, std::string_view word);
 std::string lower(std::string_view s);

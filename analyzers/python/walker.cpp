@@ -1,3 +1,5 @@
+// The walk: one iterative pass over the syntax tree (no recursion), the open-node and frame
+// stacks, and dispatch by node kind to the extractors (see walker.hpp for the map).
 #include "analyzers/python/walker.hpp"
 
 namespace kvlint::python::detail {

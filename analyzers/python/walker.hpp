@@ -272,28 +272,6 @@ class FileWalker {
     return f && f->class_state >= 0 ? classes_[static_cast<std::size_t>(f->class_state)].get() : nullptr;
   }
 
-  // How the object built by the call at open_[index] is kept.
-  struct RetentionInfo {
-    Retention kind = Retention::Local;
-    std::string retained_as;
-    std::optional<Expression> key;
-    bool nested_in_cache = false;
-    bool assigned_to_param = false;
-  };
-  static bool is_transparent(Sym s) {
-    return s == Sym::ParenthesizedExpression || s == Sym::ConditionalExpression ||
-           s == Sym::BooleanOperator || s == Sym::Await;
-  }
-  static bool is_container(Sym s) {
-    return s == Sym::List || s == Sym::Tuple || s == Sym::Set || s == Sym::Dictionary || s == Sym::Pair ||
-           s == Sym::ExpressionList || s == Sym::ListComprehension || s == Sym::SetComprehension ||
-           s == Sym::DictComprehension || s == Sym::GeneratorExpression;
-  }
-  static bool is_container_method(std::string_view m) {
-    return m == "append" || m == "setdefault" || m == "add" || m == "insert" || m == "extend" ||
-           m == "update" || m == "__setitem__";
-  }
-
   // Every node of `function` in source order, nested defs and classes left out; `visit`
   // returns false to skip a node's children.
   template <typename F>
@@ -312,51 +290,6 @@ class FileWalker {
       std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(first), stack.end());
     }
   }
-  // The keywords a call receives for `use_cache` and `past_key_values`: written in the
-  // call, or through a `**` splat of a dict the walk can read.
-  struct CacheKeywords {
-    std::optional<TSNode> use_cache;
-    std::optional<TSNode> past_key_values;
-    bool through_dict = false;
-    bool unread_splat = false;  // a splat whose keys are not all known
-  };
-
-  using Kept = facts::ImplicitCacheSite::Kept;
-  static int kept_rank(Kept k) {  // the strongest way wins when a cache goes several ways
-    switch (k) {
-      case Kept::Stored:
-        return 5;
-      case Kept::Reused:
-        return 4;
-      case Kept::Returned:
-        return 3;
-      case Kept::Unknown:
-        return 2;
-      case Kept::UsedOnce:
-        return 1;
-      case Kept::Dropped:
-        return 0;
-    }
-    return 0;
-  }
-  struct KeptResult {
-    Kept kept = Kept::Dropped;
-    std::optional<Location> at;
-    void merge(Kept k, TSNode where, const FileWalker& w) {
-      if (kept_rank(k) <= kept_rank(kept)) return;
-      kept = k;
-      at = w.loc(where);
-    }
-    void merge(const KeptResult& other) {
-      if (kept_rank(other.kept) > kept_rank(kept)) *this = other;
-    }
-  };
-  static bool names_cache(std::string_view name) {
-    const std::string l = lower(name);
-    return contains(l, "past") || contains(l, "cache") || contains(l, "kv");
-  }
-
-  static bool is_uppercase_name(std::string_view s) { return !s.empty() && s[0] >= 'A' && s[0] <= 'Z'; }
 
   // ---- walker.cpp: traversal, frames, dispatch -------------------------------------
   void stop_over_budget(TSNode at);
@@ -395,7 +328,6 @@ class FileWalker {
   // ---- classes.cpp -----------------------------------------------------------------
   std::string_view resolved_simple(std::string_view written) const;
   std::string resolve(std::string_view written_raw) const;
-  static std::string join_module(std::string_view module, std::string_view name);
   std::string_view strip_view(TSNode n) const;
   void add_import(std::string local, std::string target, TSNode at);
   void on_import(TSNode node);
@@ -407,11 +339,48 @@ class FileWalker {
   std::string local_self_attribute(std::string_view name, uint32_t before);
   std::string self_attribute_of(TSNode value);
   void on_assignment(TSNode node);
-  static bool is_module_container(std::string_view s);
   std::string constructed_class(TSNode call);
   void on_hop_candidate(TSNode left, TSNode right);
 
   // ---- cache_sites.cpp -------------------------------------------------------------
+  // How the object built by the call at open_[index] is kept.
+  struct RetentionInfo {
+    Retention kind = Retention::Local;
+    std::string retained_as;
+    std::optional<Expression> key;
+    bool nested_in_cache = false;
+    bool assigned_to_param = false;
+  };
+  using Kept = facts::ImplicitCacheSite::Kept;
+  static int kept_rank(Kept k) {  // the strongest way wins when a cache goes several ways
+    switch (k) {
+      case Kept::Stored:
+        return 5;
+      case Kept::Reused:
+        return 4;
+      case Kept::Returned:
+        return 3;
+      case Kept::Unknown:
+        return 2;
+      case Kept::UsedOnce:
+        return 1;
+      case Kept::Dropped:
+        return 0;
+    }
+    return 0;
+  }
+  struct KeptResult {
+    Kept kept = Kept::Dropped;
+    std::optional<Location> at;
+    void merge(Kept k, TSNode where, const FileWalker& w) {
+      if (kept_rank(k) <= kept_rank(kept)) return;
+      kept = k;
+      at = w.loc(where);
+    }
+    void merge(const KeptResult& other) {
+      if (kept_rank(other.kept) > kept_rank(kept)) *this = other;
+    }
+  };
   std::string_view cache_class_of_call(TSNode call) const;
   bool returned_from(std::size_t index) const;
   RetentionInfo retention_of(std::size_t index);
@@ -426,8 +395,15 @@ class FileWalker {
   void finish_class_cache_sites(const ClassState& cls);
 
   // ---- calls.cpp -------------------------------------------------------------------
+  // The keywords a call receives for `use_cache` and `past_key_values`: written in the
+  // call, or through a `**` splat of a dict the walk can read.
+  struct CacheKeywords {
+    std::optional<TSNode> use_cache;
+    std::optional<TSNode> past_key_values;
+    bool through_dict = false;
+    bool unread_splat = false;  // a splat whose keys are not all known
+  };
   facts::MethodFact* current_method_fact();
-  static bool is_builtin_function(std::string_view name);
   bool writes_kv_call(TSNode call);
   void record_call(TSNode call, TSNode fn, bool writes_kv);
   bool assigns_attribute(TSNode stmt, std::string_view attribute, int depth = 0);
