@@ -3,7 +3,7 @@
 //
 // One iterative walk (walker.cpp) visits every node once, never by recursion, and dispatches
 // by node kind to the extractors of each fact family. The extractors are member functions of
-// FileWalker, grouped by family, one file per family (the C++ front end in analyzers/cpp/ uses
+// FileWalker, grouped by family, one file per family (the C++ front end, analyzers/cpp/, follows
 // the same file names):
 //   classes.cpp       classes, bases, methods, imports and name resolution, members and
 //                     constants, constructions, ownership hops, declaration forwards
