@@ -127,9 +127,10 @@ class Check final : public Rule {
       // The one that applies comes first: its own, else the nearest inherited.
       if (const auto declarations = project.inherited_declarations(h.holder); !declarations.empty()) {
         const facts::Cover& applies = declarations.front();
-        f.related.push_back(rules::related(
-            applies.declaration->loc, fmt::format("`{}.{}()` here does not cover `{}`", applies.declarer.cls->name,
-                                                  rules::declaration_name(project), site.owner_class)));
+        f.related.push_back(
+            rules::related(applies.declaration->loc,
+                           fmt::format("`{}.{}()` here does not cover `{}`", applies.declarer.cls->name,
+                                       rules::declaration_name(project), site.owner_class)));
       }
     }
     std::string holders;

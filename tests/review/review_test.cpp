@@ -1,7 +1,7 @@
 // `kvlint check --diff REF`, `--baseline FILE` and `--write-baseline FILE`, end to
 // end: the kvlint binary on real git repositories with real commits.
-#include <gmock/gmock.h>
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -105,7 +105,9 @@ std::string undeclared_cache_class(const std::string& name) {
   return "class " + name +
          "(nn.Module):\n"
          "    def forward(self, x):\n"
-         "        self." + name + "_cache = DynamicCache()\n"
+         "        self." +
+         name +
+         "_cache = DynamicCache()\n"
          "        return x\n";
 }
 
@@ -127,7 +129,8 @@ TEST(Diff, ReportsOnlyFindingsOnChangedLinesAndExitsOnThemAlone) {
   EXPECT_THAT(findings_of(unrelated), IsEmpty());
 
   // A PR that adds a cache: only its finding, and it fails the run.
-  repo.write("model.py", std::string(kImports) + undeclared_cache_class("Old") + "\n\n" + undeclared_cache_class("New"));
+  repo.write("model.py",
+             std::string(kImports) + undeclared_cache_class("Old") + "\n\n" + undeclared_cache_class("New"));
   repo.commit("new cache");
   ProcessRun added = repo.kvlint({"--diff", "main", "--format", "json"});
   EXPECT_EQ(added.exit_code, 1);
@@ -142,7 +145,8 @@ TEST(Diff, CountsUncommittedEditsAndUntrackedFiles) {
   repo.commit("base");
   EXPECT_THAT(findings_of(repo.kvlint({"--diff", "main", "--format", "json"})), IsEmpty());
 
-  repo.write("model.py", std::string(kImports) + undeclared_cache_class("Old") + "\n\n" + undeclared_cache_class("Edited"));
+  repo.write("model.py", std::string(kImports) + undeclared_cache_class("Old") + "\n\n" +
+                             undeclared_cache_class("Edited"));
   repo.write("fresh/new_model.py", std::string(kImports) + undeclared_cache_class("Untracked"));
   repo.write(".gitignore", "ignored/\n");
   repo.write("ignored/gen.py", std::string(kImports) + undeclared_cache_class("Ignored"));
@@ -208,8 +212,9 @@ TEST(Diff, AnEditedDeclarationReportsTheCacheItStopsCoveringInAnotherFile) {
   bool declaration_related = false;
   const json findings = findings_of(pr);
   for (const auto& r : findings.at(0).at("related"))
-    declaration_related = declaration_related || (fs::path(r["path"].get<std::string>()).filename() == "model.py" &&
-                                                  r["line"].get<int>() == 14);
+    declaration_related =
+        declaration_related ||
+        (fs::path(r["path"].get<std::string>()).filename() == "model.py" && r["line"].get<int>() == 14);
   EXPECT_TRUE(declaration_related) << pr.out;
 }
 
@@ -353,13 +358,15 @@ TEST(Baseline, CombinesWithDiff) {
   repo.git({"checkout", "-q", "-b", "pr"});
   // The PR edits the old finding's line (so --diff alone would report it) and adds one.
   // Re-spacing keeps the fingerprint (it reads the line with whitespace runs collapsed).
-  std::string edited = std::string(kImports) + undeclared_cache_class("Old") + "\n\n" + undeclared_cache_class("New");
+  std::string edited =
+      std::string(kImports) + undeclared_cache_class("Old") + "\n\n" + undeclared_cache_class("New");
   edited.replace(edited.find("self.Old_cache = DynamicCache()"), 31, "self.Old_cache  =  DynamicCache()");
   repo.write("model.py", edited);
   EXPECT_THAT(summary(repo, repo.kvlint({"--diff", "main", "--format", "json"})),
               ElementsAre("KV101 model.py:7", "KV101 model.py:13"));
-  EXPECT_THAT(summary(repo, repo.kvlint({"--diff", "main", "--baseline", baseline.string(), "--format", "json"})),
-              ElementsAre("KV101 model.py:13"));
+  EXPECT_THAT(
+      summary(repo, repo.kvlint({"--diff", "main", "--baseline", baseline.string(), "--format", "json"})),
+      ElementsAre("KV101 model.py:13"));
 }
 
 }  // namespace

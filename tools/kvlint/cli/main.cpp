@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -162,7 +162,8 @@ int run_check_command(const CheckArgs& args) {
   std::optional<kvlint::review::ChangedLines> changed;
   std::optional<kvlint::review::Baseline> baseline;
   try {
-    if (args.given_diff) changed = kvlint::review::changed_since_merge_base(args.diff_ref, options.paths.front());
+    if (args.given_diff)
+      changed = kvlint::review::changed_since_merge_base(args.diff_ref, options.paths.front());
     if (!args.baseline.empty()) baseline = kvlint::review::Baseline::load(args.baseline);
   } catch (const kvlint::review::GitError& e) {
     throw UsageError(e.what());
@@ -192,7 +193,8 @@ int run_check_command(const CheckArgs& args) {
         s.files_found, s.files_context, s.files_parsed, s.files_cached, s.files_skipped, s.files_failed,
         s.bytes_read, result.findings.size(), result.suppressed, result.diagnostics.size());
     for (const auto& detail : result.details) fmt::print(stderr, "kvlint: {}\n", detail);
-    if (changed) fmt::print(stderr, "kvlint: --diff {}: {} changed files\n", args.diff_ref, changed->file_count());
+    if (changed)
+      fmt::print(stderr, "kvlint: --diff {}: {} changed files\n", args.diff_ref, changed->file_count());
   }
   if (baseline && !args.quiet)
     fmt::print(stderr, "kvlint: baseline {}: {} of its {} findings fixed, {} still present (not reported)\n",
@@ -218,8 +220,9 @@ int run_check_command(const CheckArgs& args) {
     kvlint::CheckResult recorded = result;
     recorded.findings = std::move(every_finding);
     std::string error;
-    if (!kvlint::write_output_file(args.write_baseline,
-                                   kvlint::render_report(recorded, kvlint::OutputFormat::Json, report_options), error))
+    if (!kvlint::write_output_file(
+            args.write_baseline, kvlint::render_report(recorded, kvlint::OutputFormat::Json, report_options),
+            error))
       throw UsageError(fmt::format("--write-baseline: {}", error));
     if (!args.quiet)
       fmt::print(stderr, "kvlint: wrote a baseline of {} findings to {}\n", recorded.findings.size(),

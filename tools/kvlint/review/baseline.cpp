@@ -13,7 +13,8 @@ using nlohmann::json;
 Baseline Baseline::parse(std::string_view text, std::string_view source) {
   const json document = json::parse(text.begin(), text.end(), nullptr, false);
   if (document.is_discarded() || !document.is_object())
-    throw BaselineError(fmt::format("{}: not a JSON object (expected a kvlint JSON or SARIF report)", source));
+    throw BaselineError(
+        fmt::format("{}: not a JSON object (expected a kvlint JSON or SARIF report)", source));
   Baseline baseline;
   auto take = [&](const json& value, std::string_view where) {
     if (!value.is_string() || value.get_ref<const std::string&>().empty())
@@ -47,7 +48,8 @@ Baseline Baseline::parse(std::string_view text, std::string_view source) {
     std::size_t index = 0;
     for (const auto& r : *results) {
       const std::string where = fmt::format("runs[{}].results[{}]", run_index, index++);
-      const json* prints = r.is_object() && r.contains("partialFingerprints") ? &r["partialFingerprints"] : nullptr;
+      const json* prints =
+          r.is_object() && r.contains("partialFingerprints") ? &r["partialFingerprints"] : nullptr;
       const std::string key(kSarifFingerprintKey);
       take(prints != nullptr && prints->is_object() && prints->contains(key) ? (*prints)[key] : json(),
            where);

@@ -38,13 +38,27 @@ std::string unquote_git_path(std::string_view text) {
     }
     const char c = text[++i];
     switch (c) {
-      case 'a': out += '\a'; break;
-      case 'b': out += '\b'; break;
-      case 't': out += '\t'; break;
-      case 'n': out += '\n'; break;
-      case 'v': out += '\v'; break;
-      case 'f': out += '\f'; break;
-      case 'r': out += '\r'; break;
+      case 'a':
+        out += '\a';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'v':
+        out += '\v';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'r':
+        out += '\r';
+        break;
       default:
         if (c >= '0' && c <= '7' && i + 2 < text.size()) {
           const int value = (c - '0') * 64 + (text[i + 1] - '0') * 8 + (text[i + 2] - '0');
@@ -163,7 +177,7 @@ ChangedLines parse_unified_diff(std::string_view diff_text, const fs::path& repo
         continue;
       }
       if (line.starts_with('\\')) continue;  // "\ No newline at end of file"
-      old_left = new_left = 0;              // not content after all: read it as a header
+      old_left = new_left = 0;               // not content after all: read it as a header
     }
     if (line.starts_with("diff ")) {
       flush();
@@ -206,25 +220,26 @@ ChangedLines changed_since_merge_base(const std::string& ref, const fs::path& in
   const fs::path root = first_line(top.out);
   const std::string root_arg = root.string();
 
-  if (ref.empty() || run_git({"-C", root_arg, "rev-parse", "--verify", "--quiet", "--end-of-options",
-                              ref + "^{commit}"})
-                             .exit_code != 0)
-    throw GitError(fmt::format("--diff: unknown revision '{}' (a branch, tag or commit of {}; in CI, "
-                               "fetch it first, e.g. `git fetch origin main` and --diff origin/main)",
-                               ref, root_arg));
+  if (ref.empty() ||
+      run_git({"-C", root_arg, "rev-parse", "--verify", "--quiet", "--end-of-options", ref + "^{commit}"})
+              .exit_code != 0)
+    throw GitError(
+        fmt::format("--diff: unknown revision '{}' (a branch, tag or commit of {}; in CI, "
+                    "fetch it first, e.g. `git fetch origin main` and --diff origin/main)",
+                    ref, root_arg));
   const GitRun base = run_git({"-C", root_arg, "merge-base", "--end-of-options", ref, "HEAD"});
   if (base.exit_code != 0)
-    throw GitError(fmt::format("--diff: '{}' and HEAD have no merge base ({}); in a shallow clone, fetch "
-                               "more history (actions/checkout with fetch-depth: 0)",
-                               ref, base.err.empty() ? "unrelated histories" : first_line(base.err)));
+    throw GitError(
+        fmt::format("--diff: '{}' and HEAD have no merge base ({}); in a shallow clone, fetch "
+                    "more history (actions/checkout with fetch-depth: 0)",
+                    ref, base.err.empty() ? "unrelated histories" : first_line(base.err)));
 
   // BASE against the working tree: the commits since BASE plus uncommitted edits.
-  const GitRun diff = run_git({"-C", root_arg, "-c", "core.quotePath=false", "diff", "--no-color",
-                               "--no-ext-diff", "--no-textconv", "--unified=0", "--find-renames",
-                               "--ignore-submodules", "--src-prefix=a/", "--dst-prefix=b/",
-                               first_line(base.out), "--"});
-  if (diff.exit_code != 0)
-    throw GitError(fmt::format("--diff: git diff failed: {}", first_line(diff.err)));
+  const GitRun diff =
+      run_git({"-C", root_arg, "-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff",
+               "--no-textconv", "--unified=0", "--find-renames", "--ignore-submodules", "--src-prefix=a/",
+               "--dst-prefix=b/", first_line(base.out), "--"});
+  if (diff.exit_code != 0) throw GitError(fmt::format("--diff: git diff failed: {}", first_line(diff.err)));
   ChangedLines changed = parse_unified_diff(diff.out, root);
 
   const GitRun untracked = run_git({"-C", root_arg, "ls-files", "-z", "--others", "--exclude-standard"});
