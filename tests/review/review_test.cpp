@@ -117,6 +117,7 @@ TEST(Diff, ReportsOnlyFindingsOnChangedLinesAndExitsOnThemAlone) {
   Repo repo;
   repo.write("model.py", std::string(kImports) + undeclared_cache_class("Old"));
   repo.write("other.py", "def helper(a):\n    return a\n");
+  repo.write("broken.py", "from transformers import DynamicCache\ndef f(:\n");
   repo.commit("base");
   repo.git({"checkout", "-q", "-b", "pr"});
 
@@ -127,6 +128,9 @@ TEST(Diff, ReportsOnlyFindingsOnChangedLinesAndExitsOnThemAlone) {
   ProcessRun unrelated = repo.kvlint({"--diff", "main", "--format", "json"});
   EXPECT_EQ(unrelated.exit_code, 0) << unrelated.err;
   EXPECT_THAT(findings_of(unrelated), IsEmpty());
+  // The untouched file's syntax error stays silent too; the whole check reports it.
+  EXPECT_THAT(json::parse(unrelated.out).at("diagnostics"), IsEmpty());
+  EXPECT_EQ(json::parse(repo.kvlint({"--format", "json"}).out).at("diagnostics").size(), 1u);
 
   // A PR that adds a cache: only its finding, and it fails the run.
   repo.write("model.py",

@@ -180,7 +180,13 @@ int run_check_command(const CheckArgs& args) {
       hidden_by_baseline += known ? 1 : 0;
       return !known && (!changed || changed->touches(f));
     };
-  const kvlint::CheckResult result = kvlint::run_check(options);
+  kvlint::CheckResult result = kvlint::run_check(options);
+  // A file the change did not touch stays silent about its input problems too (a
+  // parse error there would otherwise be annotated on every pull request).
+  if (changed)
+    std::erase_if(result.diagnostics, [&](const kvlint::Diagnostic& d) {
+      return !d.path.empty() && !changed->touches_file(d.path);
+    });
 
   if (!args.quiet)
     for (const auto& note : result.notes) fmt::print(stderr, "kvlint: note: {}\n", note);

@@ -136,12 +136,21 @@ void ChangedLines::add(const fs::path& file, FileChanges changes) {
                             changes.deleted_after.end());
 }
 
+const FileChanges* ChangedLines::changes_of(const std::string& path) const {
+  auto [it, inserted] = resolved_.try_emplace(path);
+  if (inserted) it->second = resolved(path);
+  auto file = files_.find(it->second);
+  return file == files_.end() ? nullptr : &file->second;
+}
+
 bool ChangedLines::touches(const facts::Location& loc) const {
   if (loc.file.empty() || loc.line == 0) return false;
-  auto [it, inserted] = resolved_.try_emplace(loc.file);
-  if (inserted) it->second = resolved(loc.file);
-  auto file = files_.find(it->second);
-  return file != files_.end() && file->second.touches(loc.line, loc.end_line);
+  const FileChanges* changes = changes_of(loc.file);
+  return changes != nullptr && changes->touches(loc.line, loc.end_line);
+}
+
+bool ChangedLines::touches_file(const std::string& path) const {
+  return !path.empty() && changes_of(path) != nullptr;
 }
 
 bool ChangedLines::touches(const Finding& finding) const {

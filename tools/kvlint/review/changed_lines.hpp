@@ -44,9 +44,13 @@ class ChangedLines {
   bool touches(const facts::Location& loc) const;
   // The finding's primary or any related location sits on a changed line.
   bool touches(const Finding& finding) const;
+  // Any line of this file (a display path) changed.
+  bool touches_file(const std::string& path) const;
   std::size_t file_count() const { return files_.size(); }
 
  private:
+  const FileChanges* changes_of(const std::string& path) const;
+
   std::map<std::filesystem::path, FileChanges> files_;
   mutable std::map<std::string, std::filesystem::path> resolved_;  // display path -> key
 };
