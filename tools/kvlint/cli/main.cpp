@@ -350,14 +350,21 @@ int main(int argc, char** argv) {
   check->add_flag("--quiet,-q", check_args.quiet, "Print no notes on stderr");
   check->add_flag("--verbose,-v", check_args.verbose,
                   "Print a statistics line (files parsed, cached, ...) on stderr");
-  CLI::Option* diff_option = check->add_option(
-      "--diff", check_args.diff_ref,
-      "Report only findings on lines changed since the merge base of REF and HEAD (git diff REF...), "
-      "uncommitted edits included");
-  check->add_option("--baseline", check_args.baseline,
-                    "Report only findings not in FILE (a kvlint JSON or SARIF report)");
-  check->add_option("--write-baseline", check_args.write_baseline,
-                    "Write every finding of this run to FILE (JSON, atomically) and exit 0");
+  CLI::Option* diff_option =
+      check
+          ->add_option(
+              "--diff", check_args.diff_ref,
+              "Report only findings on lines changed since the merge base of REF and HEAD (git diff REF...), "
+              "uncommitted edits included")
+          ->type_name("REF");
+  check
+      ->add_option("--baseline", check_args.baseline,
+                   "Report only findings not in FILE (a kvlint JSON or SARIF report)")
+      ->type_name("FILE");
+  check
+      ->add_option("--write-baseline", check_args.write_baseline,
+                   "Write every finding of this run to FILE (JSON, atomically) and exit 0")
+      ->type_name("FILE");
 
   std::string rules_format = "text";
   CLI::App* rules = app.add_subcommand("rules", "List every rule");
