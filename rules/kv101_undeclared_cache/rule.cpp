@@ -79,7 +79,9 @@ class Check final : public Rule {
         if (!owner || project.is_cache_class(owner)) continue;
         auto covers = project.coverage(owner);
         if (!covers.empty() && !forwards_to_nothing(project, owner, covers)) continue;
-        out.push_back(make_finding(project, owner, site));
+        Finding f = make_finding(project, owner, site);
+        rules::relate_holder_declarations(project, owner, f);
+        out.push_back(std::move(f));
       }
     }
   }
@@ -122,16 +124,6 @@ class Check final : public Rule {
       f.related.push_back(
           rules::related(h.hop->loc, fmt::format("`{}` holds `{}` here and declares nothing that covers it",
                                                  h.holder.cls->name, site.owner_class)));
-      // The holder's own declaration is where coverage is won or lost: an edit to it
-      // (in another file, say) must lead back to this cache (`check --diff`).
-      // The one that applies comes first: its own, else the nearest inherited.
-      if (const auto declarations = project.inherited_declarations(h.holder); !declarations.empty()) {
-        const facts::Cover& applies = declarations.front();
-        f.related.push_back(
-            rules::related(applies.declaration->loc,
-                           fmt::format("`{}.{}()` here does not cover `{}`", applies.declarer.cls->name,
-                                       rules::declaration_name(project), site.owner_class)));
-      }
     }
     std::string holders;
     for (std::size_t i = 0; i < holder_notes.size(); ++i) holders += "; " + holder_notes[i];
