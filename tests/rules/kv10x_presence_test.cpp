@@ -432,7 +432,8 @@ TEST(KV102, HolderDeclarationThatDoesNotCoverIsRelated) {
   ASSERT_EQ(out.size(), 1u);
   ASSERT_FALSE(out[0].related.empty());
   EXPECT_EQ(out[0].related.back().loc.line, 50u);
-  EXPECT_EQ(out[0].related.back().message, "`Talker.model_local_kv_specs()` here does not cover `LocalDecoder`");
+  EXPECT_EQ(out[0].related.back().message,
+            "`Talker.model_local_kv_specs()` here does not cover `LocalDecoder`");
 }
 
 }  // namespace
