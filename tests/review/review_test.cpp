@@ -302,6 +302,12 @@ TEST(Baseline, SurvivesLineShiftsAndRenamesReportsNewFindingsAndCountsFixes) {
   EXPECT_EQ(wrote.exit_code, 0) << "writing a baseline records, it does not fail: " << wrote.err;
   EXPECT_THAT(wrote.err, HasSubstr("wrote a baseline of 2 findings"));
   EXPECT_EQ(json::parse(std::ifstream(baseline)).at("findings").size(), 2u);
+  // A baseline that cannot be written: exit 2, nothing on stdout.
+  ProcessRun unwritable =
+      repo.kvlint({"--write-baseline", (repo.path() / "no-such-dir" / "b.json").string()});
+  EXPECT_EQ(unwritable.exit_code, 2);
+  EXPECT_THAT(unwritable.err, HasSubstr("--write-baseline"));
+  EXPECT_THAT(unwritable.out, IsEmpty());
 
   // Unchanged: nothing new, nothing fixed.
   ProcessRun same = repo.kvlint({"--baseline", baseline.string(), "--format", "json"});

@@ -212,16 +212,7 @@ int run_check_command(const CheckArgs& args) {
       args.color == "always" || (args.color == "auto" && to_terminal && !std::getenv("NO_COLOR"));
   report_options.statistics = args.statistics;
   report_options.tool_version = std::string(kvlint::kKvlintVersion);
-  const std::string report = kvlint::render_report(result, format, report_options);
-  if (!args.output.empty()) {
-    std::string error;
-    if (!kvlint::write_output_file(args.output, report, error))
-      throw UsageError(fmt::format("--output: {}", error));
-  } else {
-    std::fwrite(report.data(), 1, report.size(), stdout);
-    if (!stdout_is_intact()) throw StdoutError();
-  }
-
+  // Before the report: a baseline that cannot be written is exit 2 with nothing on stdout.
   if (write_baseline) {
     kvlint::CheckResult recorded = result;
     recorded.findings = std::move(every_finding);
@@ -233,6 +224,16 @@ int run_check_command(const CheckArgs& args) {
     if (!args.quiet)
       fmt::print(stderr, "kvlint: wrote a baseline of {} findings to {}\n", recorded.findings.size(),
                  args.write_baseline);
+  }
+
+  const std::string report = kvlint::render_report(result, format, report_options);
+  if (!args.output.empty()) {
+    std::string error;
+    if (!kvlint::write_output_file(args.output, report, error))
+      throw UsageError(fmt::format("--output: {}", error));
+  } else {
+    std::fwrite(report.data(), 1, report.size(), stdout);
+    if (!stdout_is_intact()) throw StdoutError();
   }
 
   if (args.exit_zero || write_baseline) return kExitClean;
