@@ -128,6 +128,8 @@ TEST(Diff, ReportsOnlyFindingsOnChangedLinesAndExitsOnThemAlone) {
   ProcessRun unrelated = repo.kvlint({"--diff", "main", "--format", "json"});
   EXPECT_EQ(unrelated.exit_code, 0) << unrelated.err;
   EXPECT_THAT(findings_of(unrelated), IsEmpty());
+  EXPECT_THAT(unrelated.err,
+              HasSubstr("--diff main: 1 finding on lines this change did not touch not shown"));
   // The untouched file's syntax error stays silent too; the whole check reports it.
   EXPECT_THAT(json::parse(unrelated.out).at("diagnostics"), IsEmpty());
   EXPECT_EQ(json::parse(repo.kvlint({"--format", "json"}).out).at("diagnostics").size(), 1u);

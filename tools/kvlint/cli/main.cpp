@@ -172,13 +172,16 @@ int run_check_command(const CheckArgs& args) {
   }
   const bool write_baseline = !args.write_baseline.empty();
   std::vector<kvlint::Finding> every_finding;  // for --write-baseline, whatever the report shows
-  std::size_t hidden_by_baseline = 0;
+  std::size_t hidden_by_baseline = 0, hidden_by_diff = 0;
   if (changed || baseline || write_baseline)
     options.report_filter = [&](const kvlint::Finding& f) {
       if (write_baseline) every_finding.push_back(f);
       const bool known = baseline && baseline->absorbs(f);  // every finding, so "fixed" counts right
       hidden_by_baseline += known ? 1 : 0;
-      return !known && (!changed || changed->touches(f));
+      if (known) return false;
+      const bool touched = !changed || changed->touches(f);
+      hidden_by_diff += touched ? 0 : 1;
+      return touched;
     };
   kvlint::CheckResult result = kvlint::run_check(options);
   // A file the change did not touch stays silent about its input problems too (a
@@ -202,6 +205,9 @@ int run_check_command(const CheckArgs& args) {
     if (changed)
       fmt::print(stderr, "kvlint: --diff {}: {} changed files\n", args.diff_ref, changed->file_count());
   }
+  if (changed && !args.quiet && hidden_by_diff > 0)
+    fmt::print(stderr, "kvlint: --diff {}: {} finding{} on lines this change did not touch not shown\n",
+               args.diff_ref, hidden_by_diff, hidden_by_diff == 1 ? "" : "s");
   if (baseline && !args.quiet)
     fmt::print(stderr, "kvlint: baseline {}: {} of its {} findings fixed, {} still present (not reported)\n",
                args.baseline, baseline->unmatched(), baseline->size(), hidden_by_baseline);
