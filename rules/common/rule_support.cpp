@@ -176,6 +176,18 @@ RelatedLocation related(const facts::Location& loc, std::string message) {
   return RelatedLocation{loc, std::move(message)};
 }
 
+void relate_holder_declarations(const facts::Project& project, facts::ClassRef owner, Finding& finding) {
+  for (const auto& h : project.holders(owner)) {
+    const auto declarations = project.inherited_declarations(h.holder);  // own first
+    if (declarations.empty()) continue;
+    const facts::Cover& applies = declarations.front();
+    finding.related.push_back(
+        related(applies.declaration->loc,
+                fmt::format("`{}.{}()` here does not cover `{}`", applies.declarer.cls->name,
+                            declaration_name(project), owner.cls->name)));
+  }
+}
+
 namespace {
 
 bool is_entry_method(std::string_view name) {

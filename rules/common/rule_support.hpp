@@ -67,6 +67,12 @@ std::string join_names(const std::vector<std::string>& names);
 
 RelatedLocation related(const facts::Location& loc, std::string message);
 
+// Adds, for each module that holds `owner` and has a declaration (its own, else the
+// nearest inherited) that does not cover it, that declaration as a related location:
+// coverage is won or lost there, so an edit to it (in another file, say) leads back
+// to the finding (`check --diff` reports findings through their related locations).
+void relate_holder_declarations(const facts::Project& project, facts::ClassRef owner, Finding& finding);
+
 // Whether an implicit-cache call can reach a transformers model: a submodule attribute
 // (`self.lm(...)`, a held project module, a class loaded from transformers), a
 // `from_pretrained` / `from_config` result, a method such as `generate` on one, or a method

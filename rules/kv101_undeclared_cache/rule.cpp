@@ -79,7 +79,9 @@ class Check final : public Rule {
         if (!owner || project.is_cache_class(owner)) continue;
         auto covers = project.coverage(owner);
         if (!covers.empty() && !forwards_to_nothing(project, owner, covers)) continue;
-        out.push_back(make_finding(project, owner, site));
+        Finding f = make_finding(project, owner, site);
+        rules::relate_holder_declarations(project, owner, f);
+        out.push_back(std::move(f));
       }
     }
   }

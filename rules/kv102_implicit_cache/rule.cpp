@@ -124,7 +124,9 @@ class Check final : public Rule {
         if (!owner || !project.coverage(owner).empty()) continue;
         if (callee_declaration(project, owner, callee_attribute(site.callee))) continue;
         if (!rules::implicit_callee_is_model(project, file, owner, site)) continue;
-        out.push_back(make_finding(project, site));
+        Finding f = make_finding(project, site);
+        rules::relate_holder_declarations(project, owner, f);
+        out.push_back(std::move(f));
       }
     }
   }

@@ -405,5 +405,36 @@ TEST(KV105, AbstractBaseJudgedThroughItsHeldSubclass) {
   EXPECT_TRUE(has(out[0].message, "inherits")) << out[0].message;
 }
 
+// A holder's declaration that does not cover the owner is where coverage was lost:
+// it is a related location, so `check --diff` reports the finding when it is edited.
+TEST(KV101, HolderDeclarationThatDoesNotCoverIsRelated) {
+  auto f = file_facts(kFile);
+  f.classes.push_back(make_class(kFile, "Generator", 3, {}));
+  f.classes.push_back(make_class(kFile, "TTSModel", 20));
+  f.cache_sites.push_back(cache_site(kFile, "Generator", 7, Retention::SelfAttribute, "self.cache"));
+  f.hops.push_back(hop(kFile, "TTSModel", "gen", "Generator", 24));
+  f.declarations.push_back(declaration(kFile, "TTSModel", 30, {}));
+  auto out = run_rule("KV101", {f});
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].related.size(), 2u);
+  EXPECT_EQ(out[0].related[1].loc.line, 30u);
+  EXPECT_EQ(out[0].related[1].message, "`TTSModel.model_local_kv_specs()` here does not cover `Generator`");
+}
+
+TEST(KV102, HolderDeclarationThatDoesNotCoverIsRelated) {
+  auto f = file_facts(kFile);
+  f.classes.push_back(make_class(kFile, "LocalDecoder", 3));
+  f.classes.push_back(make_class(kFile, "Talker", 40));
+  f.implicit_caches.push_back(implicit_site(kFile, "LocalDecoder", 12));
+  f.hops.push_back(hop(kFile, "Talker", "decoder", "LocalDecoder", 44));
+  f.declarations.push_back(declaration(kFile, "Talker", 50, {}));
+  auto out = run_rule("KV102", {f});
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_FALSE(out[0].related.empty());
+  EXPECT_EQ(out[0].related.back().loc.line, 50u);
+  EXPECT_EQ(out[0].related.back().message,
+            "`Talker.model_local_kv_specs()` here does not cover `LocalDecoder`");
+}
+
 }  // namespace
 }  // namespace kvlint

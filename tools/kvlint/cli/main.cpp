@@ -10,6 +10,7 @@
 #include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@
 #include "tools/kvlint/engine/result_cache.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
 #include "tools/kvlint/reporters/reporters.hpp"
+#include "tools/kvlint/review/baseline.hpp"
+#include "tools/kvlint/review/changed_lines.hpp"
 
 namespace {
 
@@ -64,7 +67,12 @@ constexpr const char* kCheckFooter = R"(Exit status:
   2  usage or configuration error (message on stderr, nothing on stdout)
 Diagnostics about single files (parse errors, binary files, invalid UTF-8,
 dangling links) are reported but do not by themselves fail the run.
---select and --ignore replace the configured lists; --extend-select adds to them.)";
+--select and --ignore replace the configured lists; --extend-select adds to them.
+--diff REF reports the findings with a location (primary or related) on a line
+changed since the merge base of REF and HEAD, uncommitted and untracked files
+included; --baseline FILE hides the findings an earlier report already had;
+the exit status counts only the findings reported. --write-baseline FILE
+records every finding of the run and exits 0 whatever it found.)";
 
 struct CheckArgs {
   std::vector<std::string> paths;
@@ -83,6 +91,10 @@ struct CheckArgs {
   bool force_exclude = false;
   bool quiet = false;
   bool verbose = false;
+  bool given_diff = false;
+  std::string diff_ref;        // --diff: report what changed since the merge base with this
+  std::string baseline;        // --baseline: a JSON or SARIF report of known findings
+  std::string write_baseline;  // --write-baseline: record every finding here
 };
 
 struct ConfirmArgs {
@@ -143,7 +155,41 @@ int run_check_command(const CheckArgs& args) {
   if (!args.cache_dir.empty()) options.cache_dir = args.cache_dir;
   options.jobs = args.jobs;
   options.force_exclude = args.force_exclude;
-  const kvlint::CheckResult result = kvlint::run_check(options);
+
+  // --diff and --baseline narrow the report, never the analysis: a declaration in
+  // an unchanged file still resolves, and an edit that breaks coverage elsewhere
+  // still shows through the finding's related locations.
+  std::optional<kvlint::review::ChangedLines> changed;
+  std::optional<kvlint::review::Baseline> baseline;
+  try {
+    if (args.given_diff)
+      changed = kvlint::review::changed_since_merge_base(args.diff_ref, options.paths.front());
+    if (!args.baseline.empty()) baseline = kvlint::review::Baseline::load(args.baseline);
+  } catch (const kvlint::review::GitError& e) {
+    throw UsageError(e.what());
+  } catch (const kvlint::review::BaselineError& e) {
+    throw UsageError(fmt::format("--baseline: {}", e.what()));
+  }
+  const bool write_baseline = !args.write_baseline.empty();
+  std::vector<kvlint::Finding> every_finding;  // for --write-baseline, whatever the report shows
+  std::size_t hidden_by_baseline = 0, hidden_by_diff = 0;
+  if (changed || baseline || write_baseline)
+    options.report_filter = [&](const kvlint::Finding& f) {
+      if (write_baseline) every_finding.push_back(f);
+      const bool known = baseline && baseline->absorbs(f);  // every finding, so "fixed" counts right
+      hidden_by_baseline += known ? 1 : 0;
+      if (known) return false;
+      const bool touched = !changed || changed->touches(f);
+      hidden_by_diff += touched ? 0 : 1;
+      return touched;
+    };
+  kvlint::CheckResult result = kvlint::run_check(options);
+  // A file the change did not touch stays silent about its input problems too (a
+  // parse error there would otherwise be annotated on every pull request).
+  if (changed)
+    std::erase_if(result.diagnostics, [&](const kvlint::Diagnostic& d) {
+      return !d.path.empty() && !changed->touches_file(d.path);
+    });
 
   if (!args.quiet)
     for (const auto& note : result.notes) fmt::print(stderr, "kvlint: note: {}\n", note);
@@ -156,7 +202,15 @@ int run_check_command(const CheckArgs& args) {
         s.files_found, s.files_context, s.files_parsed, s.files_cached, s.files_skipped, s.files_failed,
         s.bytes_read, result.findings.size(), result.suppressed, result.diagnostics.size());
     for (const auto& detail : result.details) fmt::print(stderr, "kvlint: {}\n", detail);
+    if (changed)
+      fmt::print(stderr, "kvlint: --diff {}: {} changed files\n", args.diff_ref, changed->file_count());
   }
+  if (changed && !args.quiet && hidden_by_diff > 0)
+    fmt::print(stderr, "kvlint: --diff {}: {} finding{} on lines this change did not touch not shown\n",
+               args.diff_ref, hidden_by_diff, hidden_by_diff == 1 ? "" : "s");
+  if (baseline && !args.quiet)
+    fmt::print(stderr, "kvlint: baseline {}: {} of its {} findings fixed, {} still present (not reported)\n",
+               args.baseline, baseline->unmatched(), baseline->size(), hidden_by_baseline);
 
   kvlint::ReportOptions report_options;
   const bool to_terminal = args.output.empty() && ::isatty(STDOUT_FILENO) == 1;
@@ -164,6 +218,20 @@ int run_check_command(const CheckArgs& args) {
       args.color == "always" || (args.color == "auto" && to_terminal && !std::getenv("NO_COLOR"));
   report_options.statistics = args.statistics;
   report_options.tool_version = std::string(kvlint::kKvlintVersion);
+  // Before the report: a baseline that cannot be written is exit 2 with nothing on stdout.
+  if (write_baseline) {
+    kvlint::CheckResult recorded = result;
+    recorded.findings = std::move(every_finding);
+    std::string error;
+    if (!kvlint::write_output_file(
+            args.write_baseline, kvlint::render_report(recorded, kvlint::OutputFormat::Json, report_options),
+            error))
+      throw UsageError(fmt::format("--write-baseline: {}", error));
+    if (!args.quiet)
+      fmt::print(stderr, "kvlint: wrote a baseline of {} findings to {}\n", recorded.findings.size(),
+                 args.write_baseline);
+  }
+
   const std::string report = kvlint::render_report(result, format, report_options);
   if (!args.output.empty()) {
     std::string error;
@@ -174,7 +242,7 @@ int run_check_command(const CheckArgs& args) {
     if (!stdout_is_intact()) throw StdoutError();
   }
 
-  if (args.exit_zero) return kExitClean;
+  if (args.exit_zero || write_baseline) return kExitClean;
   if (result.findings_failing > 0) return kExitFindings;
   const auto& s = result.stats;
   const std::size_t analysed = s.files_parsed + s.files_cached + s.files_skipped;
@@ -289,6 +357,21 @@ int main(int argc, char** argv) {
   check->add_flag("--quiet,-q", check_args.quiet, "Print no notes on stderr");
   check->add_flag("--verbose,-v", check_args.verbose,
                   "Print a statistics line (files parsed, cached, ...) on stderr");
+  CLI::Option* diff_option =
+      check
+          ->add_option(
+              "--diff", check_args.diff_ref,
+              "Report only findings on lines changed since the merge base of REF and HEAD (git diff REF...), "
+              "uncommitted edits included")
+          ->type_name("REF");
+  check
+      ->add_option("--baseline", check_args.baseline,
+                   "Report only findings not in FILE (a kvlint JSON or SARIF report)")
+      ->type_name("FILE");
+  check
+      ->add_option("--write-baseline", check_args.write_baseline,
+                   "Write every finding of this run to FILE (JSON, atomically) and exit 0")
+      ->type_name("FILE");
 
   std::string rules_format = "text";
   CLI::App* rules = app.add_subcommand("rules", "List every rule");
@@ -333,6 +416,7 @@ int main(int argc, char** argv) {
   }
   check_args.given_select = select_option->count() > 0;
   check_args.given_ignore = ignore_option->count() > 0;
+  check_args.given_diff = diff_option->count() > 0;
 
   try {
     int code = kExitUsage;

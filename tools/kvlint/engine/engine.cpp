@@ -614,6 +614,12 @@ CheckResult run_check(const CheckOptions& options) {
       if (f.severity >= level) ++result.findings_failing;
     }
   };
+  // The memo and the caches hold every finding; the report only those the filter keeps.
+  auto keep_reported = [&] {
+    if (options.report_filter)
+      std::erase_if(result.findings, [&](const Finding& f) { return !options.report_filter(f); });
+    count_failing();
+  };
   for (const auto& project : projects) {
     const CheckStats& s = project->result().stats;
     result.stats.files_found += s.files_found;
@@ -644,7 +650,7 @@ CheckResult run_check(const CheckOptions& options) {
       result.suppressed = memo->suppressed;
       result.stats.files_cached = memo->files_analysed;
       result.stats.files_skipped = memo->files_skipped;
-      count_failing();
+      keep_reported();
       return result;
     }
   }
@@ -672,7 +678,6 @@ CheckResult run_check(const CheckOptions& options) {
   }
   std::sort(result.findings.begin(), result.findings.end(), finding_less);
   std::sort(result.diagnostics.begin(), result.diagnostics.end(), diagnostic_less);
-  count_failing();
   // A cache that cannot be written (read-only directory, full disk) is one
   // note; the run's result stands, and no memo is written beside it.
   bool caches_saved = true;
@@ -694,6 +699,7 @@ CheckResult run_check(const CheckOptions& options) {
                        error))
       result.notes.push_back(fmt::format("caching disabled: cannot write the cache: {}", error));
   }
+  keep_reported();
   return result;
 }
 

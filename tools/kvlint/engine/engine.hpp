@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,10 @@ struct CheckOptions {
   std::filesystem::path cache_dir;  // empty: <config root>/.kvlint_cache per project
   unsigned jobs = 0;                // 0: all cores
   bool force_exclude = false;       // apply exclude to paths named explicitly too
+  // Which findings to report (all when unset): `--diff` and `--baseline`. The
+  // whole project is still analysed and cached; the findings it rejects are
+  // neither reported nor counted for the exit status.
+  std::function<bool(const Finding&)> report_filter;
 };
 
 struct CheckStats {
