@@ -19,7 +19,7 @@ BROWSER_TIMEOUT_S = 90
 
 def kvlint_binary() -> Path:
     configured = os.environ.get("KVLINT_BINARY")
-    return Path(configured) if configured else REPO / "build" / "kvlint"
+    return Path(configured).resolve() if configured else REPO / "build" / "kvlint"
 
 
 def require_tool(name: str) -> str:

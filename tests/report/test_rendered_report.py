@@ -20,6 +20,7 @@ from rendering import (REPO, cmark_gfm, dump_dom, kvlint_binary, parse_html, pri
 
 EXAMPLE_CONFIRM = REPO / "tests" / "report" / "example_confirm.json"
 HOSTILE = "<script>alert(\"x\")</script>'"
+HOSTILE_FILE_NAME = "<svg onload=alert(1)>\"'&amp;"  # no '/': it names a file
 
 
 def kvlint(*args: str, expect: int = 0, cwd: Path = REPO) -> subprocess.CompletedProcess:
@@ -85,7 +86,9 @@ class ExampleTreeReport(unittest.TestCase):
         measured = {(m["name"], row["path"], row["concurrency"]) for m in self.confirm["models"]
                     for row in m["memory"]}
         models = {m["name"] for m in self.confirm["models"] if m["memory"]}
-        self.assertEqual(len(bars), 2 * (len(measured) + len(models)))  # declared + observed, + projections
+        self.assertEqual(len(bars), 2 * len(measured))  # declared + observed
+        projected = [r for r in figures["chart-projection"].iter("rect") if r.has_class("bar")]
+        self.assertEqual(len(projected), 2 * len(models))
         self.assertTrue(any(int(r.attrs["data-bytes"]) > 0 for r in bars))
         self.assertTrue([r for r in figures["chart-per-row"].iter("rect") if r.has_class("bar")])
         projections = [p.text() for p in self.dom.iter("p") if p.has_class("projection")]
@@ -132,7 +135,7 @@ class HostileInput(unittest.TestCase):
             tree = tmp / "tree"
             tree.mkdir()
             (tree / "kvlint.toml").write_text('select = ["KV"]\n')
-            source = (tree / f"{HOSTILE}.py")
+            source = (tree / f"{HOSTILE_FILE_NAME}.py")
             source.write_text(
                 "from transformers import DynamicCache\n\n\n"
                 "class Evil:\n"
@@ -142,8 +145,10 @@ class HostileInput(unittest.TestCase):
             kvlint("check", "tree", "--no-cache", "--format", "html", "-o", str(page), expect=1, cwd=tmp)
             dom = parse_html(dump_dom(page))
             self.assertFalse(list(dom.iter("script")), "a <script> from the input became an element")
+            self.assertFalse(list(dom.iter("svg")), "the file name became an element")
+            self.assertFalse([e for e in dom.iter() if any(a.startswith("on") for a in e.attrs)])
             text = dom.text()
-            self.assertIn(f"{HOSTILE}.py", text)
+            self.assertIn(f"{HOSTILE_FILE_NAME}.py", text)
             self.assertIn(f"# {HOSTILE} \\x1b[31m</pre></code>", text)
             self.assertNotIn("\x1b", text)
             articles = [a for a in dom.iter("article") if a.has_class("finding")]

@@ -97,8 +97,9 @@ TEST(HtmlReporter, MemoryChartsAndTheProjectionOfTheReferenceExample) {
       << page;
   EXPECT_NE(page.find("id=\"chart-totals\""), std::string::npos);
   EXPECT_NE(page.find("id=\"chart-per-row\""), std::string::npos);
-  // Concurrency 1 and 4 plus the projection, each a declared and an observed bar.
-  EXPECT_EQ(count(page, "<rect class=\"bar declared\""), 3u + 1u);
+  // Concurrency 1 and 4, the projection, and bytes per row: each a declared and an observed bar.
+  EXPECT_NE(page.find("id=\"chart-projection\""), std::string::npos);
+  EXPECT_EQ(count(page, "<rect class=\"bar declared\""), 2u + 1u + 1u);
   EXPECT_NE(page.find("data-bytes=\"18620416\""), std::string::npos);  // 4 x 4.44 MiB
   EXPECT_NE(page.find("<span class=\"badge verdict v-confirmed\">confirmed</span>"), std::string::npos);
   EXPECT_NE(page.find("<span class=\"badge verdict v-not-run\">not-run</span>"), std::string::npos);

@@ -81,15 +81,15 @@ border:1px solid currentColor;white-space:nowrap}
 .v-confirmed{color:var(--err)}.v-refuted{color:var(--ok)}.v-not-exercised,.v-inconclusive,.v-not-checked,
 .v-not-run{color:var(--muted)}
 .related{padding-left:1.2em}.related li{margin:.3em 0}
-.table-wrap{overflow-x:auto}
+.table-wrap{overflow-x:auto}td code{overflow-wrap:normal}
 table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;
 vertical-align:top}td.num,th.num{text-align:right;white-space:nowrap}
-.chart svg{width:100%;height:auto;max-width:760px}
-.projection{font-size:1.1em}
+.chart{margin:1em 0}.chart svg{width:100%;height:auto;max-width:640px}figcaption{font-weight:600;margin-bottom:.3em}
+.projection{font-size:1.1em}h2 code{font-size:.95em}
 @media (max-width:640px){body{padding:8px;font-size:14px}code,pre{font-size:12px}.ln{min-width:2.5em}
 th,td{padding:2px 4px}}
 @media print{body{max-width:none;padding:0;font-size:10pt;color:#000}pre{white-space:pre-wrap;
-overflow:visible}.finding,figure,tr{break-inside:avoid}.table-wrap{overflow:visible}h2{break-after:avoid}}
+overflow:visible}.finding,figure,tr{break-inside:avoid}td code{overflow-wrap:anywhere}.table-wrap{overflow:visible}h2{break-after:avoid}}
 )css";
 
 // The source lines around a finding, its own lines marked.
@@ -116,12 +116,13 @@ struct BarGroup {
 };
 
 std::string bar_chart(std::string_view id, std::string_view title, const std::vector<BarGroup>& groups) {
-  constexpr int kWidth = 760, kBarArea = 560, kGroup = 50, kTop = 44;
+  // Narrow enough that 13px labels stay readable when a phone scales the chart down.
+  constexpr int kWidth = 520, kBarArea = 320, kGroup = 60, kTop = 40;
   int64_t largest = 1;
   for (const BarGroup& g : groups) largest = std::max({largest, g.declared, g.observed});
   const int height = kTop + kGroup * static_cast<int>(groups.size()) + 8;
   std::string out = fmt::format(
-      "<figure class=\"chart\" id=\"{0}\"><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {1} {2}\" "
+      "<figure class=\"chart\" id=\"{0}\"><figcaption>{3}</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {1} {2}\" "
       "role=\"img\" aria-labelledby=\"{0}-title\"><title id=\"{0}-title\">{3}</title>"
       "<style>text{{font:13px system-ui,sans-serif;fill:#1f2328}}.v{{fill:#59636e}}</style>"
       "<rect x=\"0\" y=\"8\" width=\"14\" height=\"12\" fill=\"#0969da\"/><text x=\"20\" y=\"18\">declared</text>"
@@ -130,8 +131,8 @@ std::string bar_chart(std::string_view id, std::string_view title, const std::ve
       html(id), kWidth, height, html(title));
   int y = kTop;
   for (const BarGroup& g : groups) {
-    out += fmt::format("<g class=\"bar-group\"><text x=\"0\" y=\"{}\">{}</text>", y + 2, html(g.label));
-    int bar_y = y + 8;
+    out += fmt::format("<g class=\"bar-group\"><text x=\"0\" y=\"{}\">{}</text>", y + 10, html(g.label));
+    int bar_y = y + 18;
     for (const auto& [value, colour, kind] :
          {std::tuple{g.declared, "#0969da", "declared"}, std::tuple{g.observed, "#bc4c00", "observed"}}) {
       const double share = static_cast<double>(value) / static_cast<double>(largest);
@@ -145,7 +146,7 @@ std::string bar_chart(std::string_view id, std::string_view title, const std::ve
     out += "</g>";
     y += kGroup;
   }
-  return out + fmt::format("</svg><figcaption>{}</figcaption></figure>\n", html(title));
+  return out + "</svg></figure>\n";
 }
 
 std::string verdict_badge(std::string_view verdict) {
@@ -258,16 +259,20 @@ std::string memory_section(const ReviewData& review) {
   for (const ConcurrencyTotal& t : totals_by_concurrency(review.memory))
     totals.push_back({fmt::format("{} · {} · concurrency {}", t.model, t.path, t.concurrency), t.declared_bytes,
                       t.observed_bytes});
-  for (const Projection& p : projections)
-    totals.push_back({fmt::format("{} · projected at max_num_seqs={}", p.model, *review.max_num_seqs),
-                      p.declared_bytes, p.observed_bytes});
   out += bar_chart("chart-totals", "Total bytes at each measured concurrency", totals);
+  // Its own chart: a projection is usually orders of magnitude above the measurements.
+  std::vector<BarGroup> projected;
+  for (const Projection& p : projections) projected.push_back({p.model, p.declared_bytes, p.observed_bytes});
+  if (!projected.empty())
+    out += bar_chart("chart-projection", fmt::format("Projected at max_num_seqs={}", *review.max_num_seqs), projected);
 
   // Bytes per row: per owner at its largest measured concurrency.
   std::map<std::pair<std::string, std::string>, const MemoryRow*> per_owner;
   for (const MemoryRow& row : review.memory) {
     const MemoryRow*& best = per_owner[{row.model, row.owner}];
-    if (!best || row.concurrency > best->concurrency) best = &row;
+    if (!best || row.concurrency > best->concurrency ||
+        (row.concurrency == best->concurrency && row.observed_bytes > best->observed_bytes))
+      best = &row;
   }
   std::vector<BarGroup> per_row;
   for (const auto& [key, row] : per_owner)
