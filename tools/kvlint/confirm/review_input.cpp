@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "tools/kvlint/confirm/findings_input.hpp"
 
 namespace kvlint::confirm {
@@ -25,10 +28,17 @@ std::string text_field(const json& object, const char* key, std::string_view whe
   return it->get<std::string>();
 }
 
+// Every integer these documents hold (bytes, rows, lines, concurrency) is a
+// count: 0 to 2^53, as confirm's protocol checks them, so sums and differences
+// in the reports cannot overflow.
 int64_t integer_field(const json& object, const char* key, std::string_view where) {
+  constexpr int64_t kMaxCount = int64_t{1} << 53;
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return 0;
-  if (!it->is_number_integer()) throw InputError(fmt::format("{}: \"{}\" must be an integer", where, key));
+  const bool in_range = (it->is_number_unsigned() && it->get<uint64_t>() <= static_cast<uint64_t>(kMaxCount)) ||
+                        (it->is_number_integer() && it->get<int64_t>() >= 0 && it->get<int64_t>() <= kMaxCount);
+  if (!in_range)
+    throw InputError(fmt::format("{}: \"{}\" must be an integer from 0 to 2^53", where, key));
   return it->get<int64_t>();
 }
 
@@ -64,8 +74,8 @@ CheckResult check_result_from_findings(const json& document, std::string_view so
     const std::string where = fmt::format("{}: diagnostics[{}]", source, index++);
     object_at(item, where);
     result.diagnostics.push_back({text_field(item, "path", where),
-                                  static_cast<uint32_t>(integer_field(item, "line", where)),
-                                  static_cast<uint32_t>(integer_field(item, "column", where)),
+                                  static_cast<uint32_t>(std::min<int64_t>(integer_field(item, "line", where), UINT32_MAX)),
+                                  static_cast<uint32_t>(std::min<int64_t>(integer_field(item, "column", where), UINT32_MAX)),
                                   text_field(item, "kind", where), text_field(item, "message", where)});
   }
   if (auto summary = document.find("summary"); summary != document.end() && summary->is_object()) {

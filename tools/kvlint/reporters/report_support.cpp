@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -177,8 +178,16 @@ std::optional<std::string_view> SourceLines::line(const std::string& path, std::
   auto [it, inserted] = files_.try_emplace(path);
   File& file = it->second;
   if (inserted) {
-    std::ifstream stream(path, std::ios::binary);
-    if (stream) {
+    // Only regular files no larger than a source file may be: a path from a
+    // findings file (`kvlint report`) can name a device or a FIFO, which would
+    // never end or never open.
+    std::error_code error;
+    const auto status = std::filesystem::status(path, error);
+    const bool regular = !error && std::filesystem::is_regular_file(status) &&
+                         std::filesystem::file_size(path, error) <= kMaxSourceBytes && !error;
+    std::ifstream stream;
+    if (regular) stream.open(path, std::ios::binary);
+    if (regular && stream) {
       file.content.assign(std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>());
       file.readable = !stream.bad();
     }
