@@ -3,6 +3,8 @@
 // (Chromium) and the CLI are tested in tests/report/test_rendered_report.py.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <limits>
 
 #include "tests/reporters/reporter_test_support.hpp"
@@ -146,6 +148,18 @@ TEST(MessageParts, CodeSpansFollowCommonMark) {
   EXPECT_EQ(parts[3].text, "d`e");
   EXPECT_EQ(parts[4].text, " `unclosed");
   EXPECT_FALSE(parts[4].code);
+}
+
+TEST(HtmlReporter, ExcerptsComeOnlyFromRegularFiles) {
+  // A findings file can name anything; a device would never end, a FIFO never open.
+  test::TempDir dir;
+  const std::string fifo = (dir.path() / "fifo.py").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  CheckResult result;
+  for (const std::string& path : {std::string("/dev/zero"), fifo, dir.path().string()})
+    result.findings.push_back(test::make_finding("KV101", Severity::Error, {path, 1, 1, 1, 2}, "A", "m", path));
+  const std::string page = render_report(result, OutputFormat::Html, ReportOptions{});
+  EXPECT_EQ(count(page, "(source not available)"), 3u);
 }
 
 }  // namespace
