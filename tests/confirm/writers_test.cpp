@@ -126,7 +126,8 @@ TEST(Writers, JsonMemoryRowsSumEachOwnerPerPathAndConcurrency) {
   EXPECT_EQ(dec["observed_bytes_per_row"], 4655104);
   EXPECT_EQ(dec["observed_rows"], 4);
   EXPECT_EQ(dec["declared_bytes_per_row"], 4655104);
-  EXPECT_EQ(dec["declared_fixed_bytes"], dec["declared_bytes"]) << "a FIXED spec costs the same at any setting";
+  EXPECT_EQ(dec["declared_fixed_bytes"], dec["declared_bytes"])
+      << "a FIXED spec costs the same at any setting";
   EXPECT_EQ(dec["declared_per_sequence_bytes"], 0);
   EXPECT_EQ(memory[1]["owner"], "Hidden");
   EXPECT_EQ(memory[1]["declared_bytes"], 0);

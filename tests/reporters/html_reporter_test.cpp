@@ -2,7 +2,6 @@
 // and the memory picture it draws from confirm results. The rendered page
 // (Chromium) and the CLI are tested in tests/report/test_rendered_report.py.
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <limits>
@@ -39,7 +38,8 @@ TEST(HtmlReporter, EveryFindingGroupedByOwnerWithoutAnythingToFetch) {
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_EQ(count(page, "<article class=\"finding\""), 3u);
   for (const char* fingerprint : {"0123abcd", "feed01", "beef02"})
-    EXPECT_NE(page.find(std::string("data-fingerprint=\"") + fingerprint + "\""), std::string::npos) << fingerprint;
+    EXPECT_NE(page.find(std::string("data-fingerprint=\"") + fingerprint + "\""), std::string::npos)
+        << fingerprint;
   // Owners sorted, the finding without an owner last.
   const auto streaming = page.find("<h2><code>StreamingDecoder</code></h2>");
   const auto talker = page.find("<h2><code>Talker</code></h2>");
@@ -64,8 +64,8 @@ TEST(HtmlReporter, EveryFindingGroupedByOwnerWithoutAnythingToFetch) {
 TEST(HtmlReporter, HostileTextIsEscapedEverywhere) {
   CheckResult result;
   const std::string hostile = "<script>alert(\"x\")</script>'\x1b[31m&amp;";
-  Finding finding = test::make_finding("KV101", Severity::Error, {"dir/" + hostile + ".py", 1, 1, 1, 2}, hostile,
-                                       "built `" + hostile + "` here " + hostile, "\"><script>");
+  Finding finding = test::make_finding("KV101", Severity::Error, {"dir/" + hostile + ".py", 1, 1, 1, 2},
+                                       hostile, "built `" + hostile + "` here " + hostile, "\"><script>");
   finding.related.push_back({{hostile, 2, 1, 2, 2}, hostile});
   result.findings.push_back(finding);
   result.diagnostics.push_back({hostile, 1, 1, hostile, hostile});
@@ -84,7 +84,8 @@ TEST(HtmlReporter, HostileTextIsEscapedEverywhere) {
   EXPECT_EQ(page.find('\x1b'), std::string::npos);
   EXPECT_NE(page.find("data-fingerprint=\"&quot;&gt;&lt;script&gt;\""), std::string::npos)
       << "attribute values are escaped too";
-  EXPECT_NE(page.find("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39;\\x1b[31m&amp;amp;"), std::string::npos);
+  EXPECT_NE(page.find("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39;\\x1b[31m&amp;amp;"),
+            std::string::npos);
   EXPECT_NE(page.find("<code>&lt;script&gt;alert"), std::string::npos) << "the code span stays code";
 }
 
@@ -95,7 +96,8 @@ TEST(HtmlReporter, MemoryChartsAndTheProjectionOfTheReferenceExample) {
   options.review = &review;
   const std::string page = render_report(test::sample_result(), OutputFormat::Html, options);
   // The reference's own example: 4.44 MiB per request at max_num_seqs=256 is about 1.1 GiB.
-  EXPECT_NE(page.find("This model's local KV is <strong>1.11 GiB</strong> at max_num_seqs=256"), std::string::npos)
+  EXPECT_NE(page.find("This model's local KV is <strong>1.11 GiB</strong> at max_num_seqs=256"),
+            std::string::npos)
       << page;
   EXPECT_NE(page.find("id=\"chart-totals\""), std::string::npos);
   EXPECT_NE(page.find("id=\"chart-per-row\""), std::string::npos);
@@ -122,8 +124,10 @@ TEST(HtmlReporter, ChangeInDeclaredBytesAgainstTheBase) {
   options.review = &review;
   const std::string page = render_report(CheckResult{}, OutputFormat::Html, options);
   ASSERT_NE(page.find("id=\"declared-change-table\""), std::string::npos);
-  EXPECT_NE(page.find("<td class=\"num\">+13.32 MiB</td>"), std::string::npos) << page;  // 4 rows instead of 1
-  EXPECT_NE(page.find("<td class=\"num\">+1.11 GiB</td>"), std::string::npos) << page;   // 256 rows instead of 1
+  EXPECT_NE(page.find("<td class=\"num\">+13.32 MiB</td>"), std::string::npos)
+      << page;  // 4 rows instead of 1
+  EXPECT_NE(page.find("<td class=\"num\">+1.11 GiB</td>"), std::string::npos)
+      << page;  // 256 rows instead of 1
 }
 
 TEST(ReviewProjection, FixedRowsStayObservedRowsThatGrowScale) {
@@ -157,7 +161,8 @@ TEST(HtmlReporter, ExcerptsComeOnlyFromRegularFiles) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   CheckResult result;
   for (const std::string& path : {std::string("/dev/zero"), fifo, dir.path().string()})
-    result.findings.push_back(test::make_finding("KV101", Severity::Error, {path, 1, 1, 1, 2}, "A", "m", path));
+    result.findings.push_back(
+        test::make_finding("KV101", Severity::Error, {path, 1, 1, 1, 2}, "A", "m", path));
   const std::string page = render_report(result, OutputFormat::Html, ReportOptions{});
   EXPECT_EQ(count(page, "(source not available)"), 3u);
 }

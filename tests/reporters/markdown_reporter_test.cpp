@@ -68,7 +68,8 @@ TEST(MarkdownReporter, CodeSpansInMessagesStayCode) {
   result.findings.push_back(test::make_finding("KV101", Severity::Error, {"a.py", 1, 1, 1, 2}, "A",
                                                "`self._caches` keeps ``x`y`` per `a|b`, not *this*", "x"));
   const std::string text = render_report(result, OutputFormat::Markdown, ReportOptions{});
-  EXPECT_NE(text.find("| `self._caches` keeps ``x`y`` per `a\\|b`, not \\*this\\* |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| `self._caches` keeps ``x`y`` per `a\\|b`, not \\*this\\* |"), std::string::npos)
+      << text;
   EXPECT_EQ(text.find("\\`"), std::string::npos) << "no escaped backticks: " << text;
 }
 
@@ -87,9 +88,9 @@ TEST(MarkdownReporter, LongEvidenceIsFoldedInDetails) {
 TEST(MarkdownReporter, StaysUnderTheCommentLimitWithACountOfTheRest) {
   CheckResult result;
   for (uint32_t i = 0; i < 3000; ++i)
-    result.findings.push_back(test::make_finding("KV101", Severity::Error, {fmt::format("pkg/m{:04}.py", i / 3), i + 1, 1, i + 1, 2},
-                                                 "Owner", "`DynamicCache` built here is not declared by `Owner`",
-                                                 fmt::format("{:08x}", i)));
+    result.findings.push_back(test::make_finding(
+        "KV101", Severity::Error, {fmt::format("pkg/m{:04}.py", i / 3), i + 1, 1, i + 1, 2}, "Owner",
+        "`DynamicCache` built here is not declared by `Owner`", fmt::format("{:08x}", i)));
   result.diagnostics.push_back({"broken.py", 3, 7, "parse-error", "unexpected indent"});
   const std::string text = render_report(result, OutputFormat::Markdown, ReportOptions{});
   EXPECT_LE(text.size(), 65536u);
@@ -99,7 +100,8 @@ TEST(MarkdownReporter, StaysUnderTheCommentLimitWithACountOfTheRest) {
     for (auto at = text.find("| error |"); at != std::string::npos; at = text.find("| error |", at + 1)) ++n;
     return n;
   }();
-  EXPECT_NE(text.find(fmt::format("**{} more findings** not shown", 3000 - rows)), std::string::npos) << text.substr(text.size() - 600);
+  EXPECT_NE(text.find(fmt::format("**{} more findings** not shown", 3000 - rows)), std::string::npos)
+      << text.substr(text.size() - 600);
   EXPECT_NE(text.find("`broken.py:3:7`"), std::string::npos) << "input problems still listed";
 }
 
@@ -109,8 +111,8 @@ TEST(MarkdownReporter, ConfirmVerdictsAndTheBytesTable) {
   review.verdicts[review_key(result.findings[0])] = {"confirmed", "observed rows=4 at concurrency 4", "codec",
                                                      "streaming", 4};
   for (int64_t c : {1, 4})
-    review.memory.push_back({"codec", "streaming", "StreamingDecoder", c, 4655104, 4655104 * c, 4655104, 4655104, c,
-                             4655104, 0});
+    review.memory.push_back(
+        {"codec", "streaming", "StreamingDecoder", c, 4655104, 4655104 * c, 4655104, 4655104, c, 4655104, 0});
   review.models.push_back({"codec", "complete", "", "cpu"});
   review.max_num_seqs = 256;
   ReportOptions options;
@@ -119,16 +121,20 @@ TEST(MarkdownReporter, ConfirmVerdictsAndTheBytesTable) {
   EXPECT_NE(text.find("Runtime (`kvlint confirm`): 1 confirmed, 2 not-run; 0 runtime-only findings.\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("- This model's local KV is **4.44 MiB** at max_num_seqs=256 (`codec`; declared; the observed "
-                      "caches scale to 1.11 GiB).\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "- This model's local KV is **4.44 MiB** at max_num_seqs=256 (`codec`; declared; the observed "
+          "caches scale to 1.11 GiB).\n"),
+      std::string::npos)
       << text;
-  EXPECT_NE(text.find("| `codec` | `streaming` | 4 | `StreamingDecoder` | 4.44 MiB | 4.44 MiB | 4.44 MiB | 17.76 MiB |\n"),
+  EXPECT_NE(text.find("| `codec` | `streaming` | 4 | `StreamingDecoder` | 4.44 MiB | 4.44 MiB | 4.44 MiB | "
+                      "17.76 MiB |\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("| Severity | Code | Line | Owner | Message | Verdict |\n"), std::string::npos);
   EXPECT_NE(text.find("DynamicCache built here is not declared | confirmed |"), std::string::npos) << text;
-  EXPECT_NE(text.find("  - runtime (confirmed): observed rows=4 at concurrency 4\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  - runtime (confirmed): observed rows=4 at concurrency 4\n"), std::string::npos)
+      << text;
 }
 
 TEST(MarkdownReporter, StatisticsReplaceTheFindingsTable) {

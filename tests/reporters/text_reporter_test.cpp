@@ -16,12 +16,9 @@ ReportOptions plain_options() {
 }
 
 TEST(ParseOutputFormat, AcceptsEveryFormatName) {
-  const std::pair<const char*, OutputFormat> cases[] = {{"text", OutputFormat::Text},
-                                                        {"json", OutputFormat::Json},
-                                                        {"sarif", OutputFormat::Sarif},
-                                                        {"github", OutputFormat::Github},
-                                                        {"markdown", OutputFormat::Markdown},
-                                                        {"html", OutputFormat::Html}};
+  const std::pair<const char*, OutputFormat> cases[] = {
+      {"text", OutputFormat::Text},     {"json", OutputFormat::Json},         {"sarif", OutputFormat::Sarif},
+      {"github", OutputFormat::Github}, {"markdown", OutputFormat::Markdown}, {"html", OutputFormat::Html}};
   for (const auto& [name, expected] : cases) {
     OutputFormat parsed = OutputFormat::Text;
     ASSERT_TRUE(parse_output_format(name, parsed)) << name;

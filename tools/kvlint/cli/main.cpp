@@ -111,7 +111,8 @@ struct ReportArgs {
 void emit_report(const std::string& output, const std::string& report) {
   if (!output.empty()) {
     std::string error;
-    if (!kvlint::write_output_file(output, report, error)) throw UsageError(fmt::format("--output: {}", error));
+    if (!kvlint::write_output_file(output, report, error))
+      throw UsageError(fmt::format("--output: {}", error));
   } else {
     std::fwrite(report.data(), 1, report.size(), stdout);
     if (!stdout_is_intact()) throw StdoutError();
@@ -238,8 +239,9 @@ int run_facts_command(const std::string& file, const std::string& config_file) {
 int run_report_command(const ReportArgs& args) {
   namespace confirm = kvlint::confirm;
   if (args.findings.empty() && args.confirm.empty())
-    throw UsageError("report: give --findings (kvlint check --format json) and/or --confirm (kvlint confirm "
-                     "--format json)");
+    throw UsageError(
+        "report: give --findings (kvlint check --format json) and/or --confirm (kvlint confirm "
+        "--format json)");
   if (!args.base_confirm.empty() && args.confirm.empty())
     throw UsageError("report: --base-confirm compares against --confirm; give both");
   constexpr std::string_view kCheckProducer = "kvlint check --format json";
@@ -262,8 +264,9 @@ int run_report_command(const ReportArgs& args) {
     kvlint::ReportOptions options;
     options.tool_version = std::string(kvlint::kKvlintVersion);
     if (review) options.review = &*review;
-    emit_report(args.output, kvlint::render_report(findings, args.format == "markdown" ? kvlint::OutputFormat::Markdown
-                                                                                       : kvlint::OutputFormat::Html,
+    emit_report(args.output, kvlint::render_report(findings,
+                                                   args.format == "markdown" ? kvlint::OutputFormat::Markdown
+                                                                             : kvlint::OutputFormat::Html,
                                                    options));
   } catch (const confirm::InputError& e) {
     throw UsageError(e.what());
@@ -383,7 +386,8 @@ int main(int argc, char** argv) {
 
   ReportArgs report_args;
   CLI::App* report = app.add_subcommand(
-      "report", "Reviewer report (HTML or Markdown) from check and confirm JSON, written whole or not at all");
+      "report",
+      "Reviewer report (HTML or Markdown) from check and confirm JSON, written whole or not at all");
   report->add_option("--findings", report_args.findings, "Findings JSON from `kvlint check --format json`");
   report->add_option("--confirm", report_args.confirm, "Results JSON from `kvlint confirm --format json`");
   report->add_option("--base-confirm", report_args.base_confirm,
@@ -394,7 +398,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   report->add_option("--format", report_args.format, "html (default) or markdown")
       ->check(CLI::IsMember({"html", "markdown"}));
-  report->add_option("--output,-o", report_args.output, "Write the report to FILE (atomically) instead of stdout");
+  report->add_option("--output,-o", report_args.output,
+                     "Write the report to FILE (atomically) instead of stdout");
 
   try {
     app.parse(argc, argv);

@@ -87,7 +87,8 @@ json parse_document(std::string_view text, std::string_view source, std::string_
   return document;
 }
 
-json read_document(const std::filesystem::path& file, std::string_view schema_name, std::string_view producer) {
+json read_document(const std::filesystem::path& file, std::string_view schema_name,
+                   std::string_view producer) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot read the file", file.string()));
   std::stringstream buffer;

@@ -35,10 +35,10 @@ int64_t integer_field(const json& object, const char* key, std::string_view wher
   constexpr int64_t kMaxCount = int64_t{1} << 53;
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return 0;
-  const bool in_range = (it->is_number_unsigned() && it->get<uint64_t>() <= static_cast<uint64_t>(kMaxCount)) ||
-                        (it->is_number_integer() && it->get<int64_t>() >= 0 && it->get<int64_t>() <= kMaxCount);
-  if (!in_range)
-    throw InputError(fmt::format("{}: \"{}\" must be an integer from 0 to 2^53", where, key));
+  const bool in_range =
+      (it->is_number_unsigned() && it->get<uint64_t>() <= static_cast<uint64_t>(kMaxCount)) ||
+      (it->is_number_integer() && it->get<int64_t>() >= 0 && it->get<int64_t>() <= kMaxCount);
+  if (!in_range) throw InputError(fmt::format("{}: \"{}\" must be an integer from 0 to 2^53", where, key));
   return it->get<int64_t>();
 }
 
@@ -68,19 +68,23 @@ CheckResult check_result_from_findings(const json& document, std::string_view so
   CheckResult result;
   std::size_t index = 0;
   for (const auto& item : array_field(document, "findings", source))
-    result.findings.push_back(finding_from_json(item, fmt::format("{}: findings[{}]", source, index++)).finding);
+    result.findings.push_back(
+        finding_from_json(item, fmt::format("{}: findings[{}]", source, index++)).finding);
   index = 0;
   for (const auto& item : array_field(document, "diagnostics", source)) {
     const std::string where = fmt::format("{}: diagnostics[{}]", source, index++);
     object_at(item, where);
-    result.diagnostics.push_back({text_field(item, "path", where),
-                                  static_cast<uint32_t>(std::min<int64_t>(integer_field(item, "line", where), UINT32_MAX)),
-                                  static_cast<uint32_t>(std::min<int64_t>(integer_field(item, "column", where), UINT32_MAX)),
-                                  text_field(item, "kind", where), text_field(item, "message", where)});
+    result.diagnostics.push_back(
+        {text_field(item, "path", where),
+         static_cast<uint32_t>(std::min<int64_t>(integer_field(item, "line", where), UINT32_MAX)),
+         static_cast<uint32_t>(std::min<int64_t>(integer_field(item, "column", where), UINT32_MAX)),
+         text_field(item, "kind", where), text_field(item, "message", where)});
   }
   if (auto summary = document.find("summary"); summary != document.end() && summary->is_object()) {
-    result.stats.files_found = static_cast<std::size_t>(std::max<int64_t>(0, integer_field(*summary, "files", source)));
-    result.suppressed = static_cast<std::size_t>(std::max<int64_t>(0, integer_field(*summary, "suppressed", source)));
+    result.stats.files_found =
+        static_cast<std::size_t>(std::max<int64_t>(0, integer_field(*summary, "files", source)));
+    result.suppressed =
+        static_cast<std::size_t>(std::max<int64_t>(0, integer_field(*summary, "suppressed", source)));
   }
   return result;
 }
@@ -89,7 +93,8 @@ CheckResult check_result_from_confirm(const json& document, std::string_view sou
   CheckResult result;
   std::size_t index = 0;
   for (const auto& item : array_field(document, "results", source))
-    result.findings.push_back(finding_from_json(item, fmt::format("{}: results[{}]", source, index++)).finding);
+    result.findings.push_back(
+        finding_from_json(item, fmt::format("{}: results[{}]", source, index++)).finding);
   return result;
 }
 
@@ -134,14 +139,17 @@ ReviewData review_from_confirm(const json& document, std::string_view source) {
   for (const auto& item : array_field(document, "runtime_findings", source)) {
     const std::string where = fmt::format("{}: runtime_findings[{}]", source, index++);
     InputFinding input = finding_from_json(item, where);
-    review.runtime_findings.push_back({std::move(input.finding), std::move(input.name), verdict_from(item, where)});
+    review.runtime_findings.push_back(
+        {std::move(input.finding), std::move(input.name), verdict_from(item, where)});
   }
   index = 0;
   for (const auto& model : array_field(document, "models", source)) {
     const std::string where = fmt::format("{}: models[{}]", source, index++);
     object_at(model, where);
-    ReviewModel m{text_field(model, "name", where), text_field(model, "status", where),
-                  text_field(model, "reason", where), {}};
+    ReviewModel m{text_field(model, "name", where),
+                  text_field(model, "status", where),
+                  text_field(model, "reason", where),
+                  {}};
     if (auto runtime = model.find("runtime"); runtime != model.end() && runtime->is_object())
       m.device = text_field(*runtime, "device", where);
     review.models.push_back(std::move(m));

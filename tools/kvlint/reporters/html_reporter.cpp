@@ -122,10 +122,12 @@ std::string bar_chart(std::string_view id, std::string_view title, const std::ve
   for (const BarGroup& g : groups) largest = std::max({largest, g.declared, g.observed});
   const int height = kTop + kGroup * static_cast<int>(groups.size()) + 8;
   std::string out = fmt::format(
-      "<figure class=\"chart\" id=\"{0}\"><figcaption>{3}</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {1} {2}\" "
+      "<figure class=\"chart\" id=\"{0}\"><figcaption>{3}</figcaption><svg "
+      "xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {1} {2}\" "
       "role=\"img\" aria-labelledby=\"{0}-title\"><title id=\"{0}-title\">{3}</title>"
       "<style>text{{font:13px system-ui,sans-serif;fill:#1f2328}}.v{{fill:#59636e}}</style>"
-      "<rect x=\"0\" y=\"8\" width=\"14\" height=\"12\" fill=\"#0969da\"/><text x=\"20\" y=\"18\">declared</text>"
+      "<rect x=\"0\" y=\"8\" width=\"14\" height=\"12\" fill=\"#0969da\"/><text x=\"20\" "
+      "y=\"18\">declared</text>"
       "<rect x=\"110\" y=\"8\" width=\"14\" height=\"12\" fill=\"#bc4c00\"/>"
       "<text x=\"130\" y=\"18\">observed</text>",
       html(id), kWidth, height, html(title));
@@ -164,8 +166,8 @@ std::string finding_article(const Finding& finding, std::size_t index, const Rev
   std::string out = fmt::format(
       "<article class=\"finding\" id=\"finding-{}\" data-code=\"{}\" data-fingerprint=\"{}\">\n"
       "<h3><span class=\"badge sev-{}\">{}</span> <span class=\"code\">{}</span> <code>{}</code>",
-      index, html(finding.code), html(finding.fingerprint), html(severity), html(severity), html(finding.code),
-      html(rule_name(finding.code)));
+      index, html(finding.code), html(finding.fingerprint), html(severity), html(severity),
+      html(finding.code), html(rule_name(finding.code)));
   if (review) out += " " + verdict_badge(verdict ? verdict->verdict : "not-run");
   out += fmt::format("</h3>\n<p class=\"loc\"><code>{}</code></p>\n<p class=\"message\">{}</p>\n",
                      html(location_text(finding.loc)), message_html(finding.message));
@@ -173,7 +175,8 @@ std::string finding_article(const Finding& finding, std::size_t index, const Rev
   if (!finding.related.empty()) {
     out += "<ul class=\"related\">\n";
     for (const RelatedLocation& related : finding.related) {
-      out += fmt::format("<li><code>{}</code> {}", html(location_text(related.loc)), message_html(related.message));
+      out += fmt::format("<li><code>{}</code> {}", html(location_text(related.loc)),
+                         message_html(related.message));
       facts::Location one_line = related.loc;
       one_line.end_line = related.loc.line;
       out += excerpt(sources, one_line, 0) + "</li>\n";
@@ -183,11 +186,13 @@ std::string finding_article(const Finding& finding, std::size_t index, const Rev
   if (verdict) {
     std::string where;
     if (!verdict->model.empty()) where = fmt::format(" (model <code>{}</code>", html(verdict->model));
-    if (!where.empty() && !verdict->path.empty()) where += fmt::format(", path <code>{}</code>", html(verdict->path));
-    if (!where.empty() && verdict->concurrency > 0) where += fmt::format(", concurrency {}", verdict->concurrency);
+    if (!where.empty() && !verdict->path.empty())
+      where += fmt::format(", path <code>{}</code>", html(verdict->path));
+    if (!where.empty() && verdict->concurrency > 0)
+      where += fmt::format(", concurrency {}", verdict->concurrency);
     if (!where.empty()) where += ")";
-    out += fmt::format("<p class=\"evidence\"><strong>Runtime:</strong> {}{}</p>\n", message_html(verdict->summary),
-                       where);
+    out += fmt::format("<p class=\"evidence\"><strong>Runtime:</strong> {}{}</p>\n",
+                       message_html(verdict->summary), where);
   } else if (review) {
     out += "<p class=\"evidence muted\">Runtime: no confirm result for this finding.</p>\n";
   }
@@ -196,9 +201,11 @@ std::string finding_article(const Finding& finding, std::size_t index, const Rev
 
 std::string findings_by_owner(const CheckResult& result, const ReviewData* review, SourceLines& sources) {
   std::map<std::string, std::vector<std::size_t>> by_owner;  // "" (no owner) sorts first; moved last below
-  for (std::size_t i = 0; i < result.findings.size(); ++i) by_owner[result.findings[i].owner_class].push_back(i);
+  for (std::size_t i = 0; i < result.findings.size(); ++i)
+    by_owner[result.findings[i].owner_class].push_back(i);
   std::vector<std::pair<std::string, std::vector<std::size_t>>> ordered(by_owner.begin(), by_owner.end());
-  if (!ordered.empty() && ordered.front().first.empty()) std::rotate(ordered.begin(), ordered.begin() + 1, ordered.end());
+  if (!ordered.empty() && ordered.front().first.empty())
+    std::rotate(ordered.begin(), ordered.begin() + 1, ordered.end());
   std::string out = "<section id=\"findings\"><h2>Findings by owner class</h2>\n";
   if (result.findings.empty()) out += "<p>No findings.</p>\n";
   for (const auto& [owner, indices] : ordered) {
@@ -253,18 +260,21 @@ std::string memory_section(const ReviewData& review) {
           "max_num_seqs={}.</p>\n",
           html(format_bytes(declared)), html(format_bytes(observed)), *review.max_num_seqs);
   } else {
-    out += "<p class=\"muted\">Pass <code>--max-num-seqs N</code> to project the totals to an engine setting.</p>\n";
+    out +=
+        "<p class=\"muted\">Pass <code>--max-num-seqs N</code> to project the totals to an engine "
+        "setting.</p>\n";
   }
   std::vector<BarGroup> totals;
   for (const ConcurrencyTotal& t : totals_by_concurrency(review.memory))
-    totals.push_back({fmt::format("{} · {} · concurrency {}", t.model, t.path, t.concurrency), t.declared_bytes,
-                      t.observed_bytes});
+    totals.push_back({fmt::format("{} · {} · concurrency {}", t.model, t.path, t.concurrency),
+                      t.declared_bytes, t.observed_bytes});
   out += bar_chart("chart-totals", "Total bytes at each measured concurrency", totals);
   // Its own chart: a projection is usually orders of magnitude above the measurements.
   std::vector<BarGroup> projected;
   for (const Projection& p : projections) projected.push_back({p.model, p.declared_bytes, p.observed_bytes});
   if (!projected.empty())
-    out += bar_chart("chart-projection", fmt::format("Projected at max_num_seqs={}", *review.max_num_seqs), projected);
+    out += bar_chart("chart-projection", fmt::format("Projected at max_num_seqs={}", *review.max_num_seqs),
+                     projected);
 
   // Bytes per row: per owner at its largest measured concurrency.
   std::map<std::pair<std::string, std::string>, const MemoryRow*> per_owner;
@@ -297,7 +307,8 @@ std::string diff_section(const ReviewData& review) {
   const auto base = totals_by_concurrency(*review.base_memory);
   const auto head = totals_by_concurrency(review.memory);
   std::vector<std::vector<std::string>> rows;
-  auto find = [](const std::vector<ConcurrencyTotal>& in, const ConcurrencyTotal& like) -> const ConcurrencyTotal* {
+  auto find = [](const std::vector<ConcurrencyTotal>& in,
+                 const ConcurrencyTotal& like) -> const ConcurrencyTotal* {
     for (const auto& t : in)
       if (t.model == like.model && t.path == like.path && t.concurrency == like.concurrency) return &t;
     return nullptr;
@@ -320,7 +331,8 @@ std::string diff_section(const ReviewData& review) {
     const auto before = project(*review.base_memory, *review.max_num_seqs);
     const auto after = project(review.memory, *review.max_num_seqs);
     for (const auto& p : after) {
-      auto was = std::find_if(before.begin(), before.end(), [&p](const Projection& b) { return b.model == p.model; });
+      auto was = std::find_if(before.begin(), before.end(),
+                              [&p](const Projection& b) { return b.model == p.model; });
       add(fmt::format("<code>{}</code> · projected at max_num_seqs={}", html(p.model), *review.max_num_seqs),
           was != before.end() ? &was->declared_bytes : nullptr, &p.declared_bytes);
     }
@@ -334,7 +346,8 @@ std::string runtime_section(const ReviewData& review, SourceLines& sources) {
   std::vector<std::vector<std::string>> rows;
   for (const ReviewModel& m : review.models)
     rows.push_back({"<code>" + html(m.name) + "</code>", html(m.status), html(m.device), html(m.reason)});
-  out += rows.empty() ? "<p>No model was booted.</p>\n" : table({"model", "status", "device", "reason"}, rows, "models-table");
+  out += rows.empty() ? "<p>No model was booted.</p>\n"
+                      : table({"model", "status", "device", "reason"}, rows, "models-table");
   out += "</section>\n";
   if (review.runtime_findings.empty()) return out;
   out += "<section id=\"runtime-findings\"><h2>Runtime-only findings</h2>\n";
@@ -342,14 +355,16 @@ std::string runtime_section(const ReviewData& review, SourceLines& sources) {
   for (const ReviewRuntimeFinding& rt : review.runtime_findings) {
     const std::string severity(to_string(rt.finding.severity));
     out += fmt::format(
-        "<article class=\"finding runtime\" id=\"runtime-{}\" data-code=\"{}\">\n<h3><span class=\"badge sev-{}\">"
+        "<article class=\"finding runtime\" id=\"runtime-{}\" data-code=\"{}\">\n<h3><span class=\"badge "
+        "sev-{}\">"
         "{}</span> <span class=\"code\">{}</span> <code>{}</code> owner <code>{}</code></h3>\n"
         "<p class=\"loc\"><code>{}</code></p>\n<p class=\"message\">{}</p>\n",
         ++index, html(rt.finding.code), html(severity), html(severity), html(rt.finding.code), html(rt.name),
         html(rt.finding.owner_class), html(location_text(rt.finding.loc)), message_html(rt.finding.message));
     out += excerpt(sources, rt.finding.loc, 1);
     if (!rt.evidence.summary.empty())
-      out += fmt::format("<p class=\"evidence\"><strong>Runtime:</strong> {}</p>\n", message_html(rt.evidence.summary));
+      out += fmt::format("<p class=\"evidence\"><strong>Runtime:</strong> {}</p>\n",
+                         message_html(rt.evidence.summary));
     out += "</article>\n";
   }
   return out + "</section>\n";
@@ -370,9 +385,11 @@ std::string summary_line(const CheckResult& result, const ReviewData* review) {
       ++verdicts[it == review->verdicts.end() ? std::string("not-run") : it->second.verdict];
     }
     std::string parts;
-    for (const auto& [verdict, count] : verdicts) parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", count, verdict);
+    for (const auto& [verdict, count] : verdicts)
+      parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", count, verdict);
     if (!parts.empty()) out += "; runtime: " + parts;
-    out += fmt::format("; {}", plural(review->runtime_findings.size(), "runtime-only finding", "runtime-only findings"));
+    out += fmt::format(
+        "; {}", plural(review->runtime_findings.size(), "runtime-only finding", "runtime-only findings"));
   }
   return html(out) + ".";
 }
@@ -385,7 +402,8 @@ std::string render_html(const CheckResult& result, const ReportOptions& options)
   std::string out = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+      "'unsafe-inline'\">\n"
       "<title>kvlint report</title>\n<style>{}</style>\n</head>\n<body>\n<header><h1>kvlint report</h1>\n"
       "<p id=\"summary\">{}</p>\n<p class=\"muted\">kvlint {}</p></header>\n<main>\n",
       kStyle, summary_line(result, review), html(options.tool_version));
@@ -398,8 +416,8 @@ std::string render_html(const CheckResult& result, const ReportOptions& options)
   if (!result.diagnostics.empty()) {
     out += "<section id=\"input-problems\"><h2>Input problems</h2>\n<ul>\n";
     for (const Diagnostic& d : result.diagnostics)
-      out += fmt::format("<li><code>{}:{}:{}</code> <code>{}</code>: {}</li>\n", html(d.path), d.line, d.column,
-                         html(d.kind), html(d.message));
+      out += fmt::format("<li><code>{}:{}:{}</code> <code>{}</code>: {}</li>\n", html(d.path), d.line,
+                         d.column, html(d.kind), html(d.message));
     out += "</ul></section>\n";
   }
   return out + "</main>\n</body>\n</html>\n";

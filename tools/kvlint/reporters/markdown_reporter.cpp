@@ -143,8 +143,9 @@ std::string heading(const CheckResult& result, const Totals& totals, const Revie
     std::string parts;
     for (const auto& [verdict, count] : verdicts)
       parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", count, verdict);
-    text += fmt::format("Runtime (`kvlint confirm`): {}{}.\n", parts.empty() ? "" : parts + "; ",
-                        plural(review->runtime_findings.size(), "runtime-only finding", "runtime-only findings"));
+    text +=
+        fmt::format("Runtime (`kvlint confirm`): {}{}.\n", parts.empty() ? "" : parts + "; ",
+                    plural(review->runtime_findings.size(), "runtime-only finding", "runtime-only findings"));
   }
   return text;
 }
@@ -155,20 +156,25 @@ std::string memory_markdown(const ReviewData& review) {
   if (review.max_num_seqs)
     for (const Projection& p : project(review.memory, *review.max_num_seqs))
       out += fmt::format(
-          "- This model's local KV is **{}** at max_num_seqs={} ({}; declared; the observed caches scale to {}).\n",
+          "- This model's local KV is **{}** at max_num_seqs={} ({}; declared; the observed caches scale to "
+          "{}).\n",
           format_bytes(p.declared_bytes), *review.max_num_seqs, code_span(p.model, false),
           format_bytes(p.observed_bytes));
   if (review.max_num_seqs) out += "\n";
-  out += "| Model | Path | Concurrency | Owner | Declared / row | Observed / row | Declared | Observed |\n"
-         "|---|---|---:|---|---:|---:|---:|---:|\n";
+  out +=
+      "| Model | Path | Concurrency | Owner | Declared / row | Observed / row | Declared | Observed |\n"
+      "|---|---|---:|---|---:|---:|---:|---:|\n";
   for (const MemoryRow& row : review.memory)
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", code_span(row.model), code_span(row.path),
-                       row.concurrency, row.owner.empty() ? std::string() : code_span(row.owner),
-                       format_bytes(row.declared_bytes_per_row), format_bytes(row.observed_bytes_per_row),
-                       format_bytes(row.declared_bytes), format_bytes(row.observed_bytes));
+    out +=
+        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", code_span(row.model), code_span(row.path),
+                    row.concurrency, row.owner.empty() ? std::string() : code_span(row.owner),
+                    format_bytes(row.declared_bytes_per_row), format_bytes(row.observed_bytes_per_row),
+                    format_bytes(row.declared_bytes), format_bytes(row.observed_bytes));
   if (review.base_memory) {
-    out += "\n#### Change in declared bytes against the base\n\n| Model | Path | Concurrency | Base | This change | "
-           "Change |\n|---|---|---:|---:|---:|---:|\n";
+    out +=
+        "\n#### Change in declared bytes against the base\n\n| Model | Path | Concurrency | Base | This "
+        "change | "
+        "Change |\n|---|---|---:|---:|---:|---:|\n";
     const auto base = totals_by_concurrency(*review.base_memory);
     for (const ConcurrencyTotal& t : totals_by_concurrency(review.memory)) {
       auto was = std::find_if(base.begin(), base.end(), [&t](const ConcurrencyTotal& b) {
@@ -176,9 +182,13 @@ std::string memory_markdown(const ReviewData& review) {
       });
       const int64_t before = was != base.end() ? was->declared_bytes : 0;
       const int64_t delta = t.declared_bytes - before;
-      out += fmt::format("| {} | {} | {} | {} | {} | {}{} |\n", code_span(t.model), code_span(t.path), t.concurrency,
-                         was != base.end() ? format_bytes(before) : "(not measured)", format_bytes(t.declared_bytes),
-                         delta > 0 ? "+" : delta < 0 ? "-" : "", format_bytes(delta < 0 ? -delta : delta));
+      out += fmt::format("| {} | {} | {} | {} | {} | {}{} |\n", code_span(t.model), code_span(t.path),
+                         t.concurrency, was != base.end() ? format_bytes(before) : "(not measured)",
+                         format_bytes(t.declared_bytes),
+                         delta > 0   ? "+"
+                         : delta < 0 ? "-"
+                                     : "",
+                         format_bytes(delta < 0 ? -delta : delta));
     }
   }
   return out;
@@ -186,10 +196,11 @@ std::string memory_markdown(const ReviewData& review) {
 
 std::string runtime_markdown(const ReviewData& review) {
   if (review.runtime_findings.empty() && review.models.empty()) return {};
-  std::string out = "\n### Models booted by `kvlint confirm`\n\n| Model | Status | Device | Reason |\n|---|---|---|---|\n";
+  std::string out =
+      "\n### Models booted by `kvlint confirm`\n\n| Model | Status | Device | Reason |\n|---|---|---|---|\n";
   for (const ReviewModel& m : review.models)
-    out += fmt::format("| {} | {} | {} | {} |\n", code_span(m.name), escape_inline(m.status), escape_inline(m.device),
-                       message_markdown(m.reason, true));
+    out += fmt::format("| {} | {} | {} | {} |\n", code_span(m.name), escape_inline(m.status),
+                       escape_inline(m.device), message_markdown(m.reason, true));
   if (review.runtime_findings.empty()) return out;
   out += "\n### Runtime-only findings\n\n| Code | Location | Owner | Message |\n|---|---|---|---|\n";
   for (const ReviewRuntimeFinding& rt : review.runtime_findings)
@@ -242,8 +253,9 @@ std::string render_markdown(const CheckResult& result, const ReportOptions& opti
   std::size_t index = 0;
   while (index < result.findings.size()) {
     const std::string& file = result.findings[index].loc.file;
-    std::string block = fmt::format("\n### {}\n\n| Severity | Code | Line | Owner | Message |{}\n|---|---|---:|---|---|{}\n",
-                                    code_span(file, false), review ? " Verdict |" : "", review ? "---|" : "");
+    std::string block =
+        fmt::format("\n### {}\n\n| Severity | Code | Line | Owner | Message |{}\n|---|---|---:|---|---|{}\n",
+                    code_span(file, false), review ? " Verdict |" : "", review ? "---|" : "");
     std::string evidence;
     std::size_t in_block = 0;
     bool full = false;
@@ -258,10 +270,12 @@ std::string render_markdown(const CheckResult& result, const ReportOptions& opti
           "| {} | {} | {}:{} | {} | {} |", to_string(finding.severity), code_cell(finding), finding.loc.line,
           finding.loc.column, finding.owner_class.empty() ? std::string() : code_span(finding.owner_class),
           message_markdown(finding.message, true));
-      if (review) row += fmt::format(" {} |", verdict ? escape_inline(verdict->verdict) : std::string("not-run"));
+      if (review)
+        row += fmt::format(" {} |", verdict ? escape_inline(verdict->verdict) : std::string("not-run"));
       row += "\n";
       const std::string more = evidence_markdown(finding, verdict);
-      if (out.size() + block.size() + evidence.size() + row.size() + more.size() + 1 + kFooterReserve > kCommentLimit) {
+      if (out.size() + block.size() + evidence.size() + row.size() + more.size() + 1 + kFooterReserve >
+          kCommentLimit) {
         full = true;
         break;
       }
@@ -274,9 +288,10 @@ std::string render_markdown(const CheckResult& result, const ReportOptions& opti
     if (full) break;
   }
   if (shown < result.findings.size())
-    out += fmt::format("\n**{} more {}** not shown: a GitHub comment holds at most 65,536 characters. The whole "
-                       "report: `kvlint check --format html -o report.html`.\n",
-                       result.findings.size() - shown, result.findings.size() - shown == 1 ? "finding" : "findings");
+    out += fmt::format(
+        "\n**{} more {}** not shown: a GitHub comment holds at most 65,536 characters. The whole "
+        "report: `kvlint check --format html -o report.html`.\n",
+        result.findings.size() - shown, result.findings.size() - shown == 1 ? "finding" : "findings");
 
   if (!result.diagnostics.empty()) {
     std::string problems = "\n### Input problems\n\n";
@@ -291,7 +306,8 @@ std::string render_markdown(const CheckResult& result, const ReportOptions& opti
       ++listed;
     }
     if (listed < result.diagnostics.size())
-      problems += fmt::format("- {} more\n", plural(result.diagnostics.size() - listed, "input problem", "input problems"));
+      problems += fmt::format("- {} more\n",
+                              plural(result.diagnostics.size() - listed, "input problem", "input problems"));
     out += problems;
   }
   return out;

@@ -34,8 +34,10 @@ std::vector<ConcurrencyTotal> totals_by_concurrency(const std::vector<MemoryRow>
     };
     auto it = std::find_if(totals.begin(), totals.end(), same);
     if (it == totals.end()) it = totals.insert(totals.end(), {row.model, row.path, row.concurrency, 0, 0});
-    it->declared_bytes = saturated(static_cast<double>(it->declared_bytes) + static_cast<double>(row.declared_bytes));
-    it->observed_bytes = saturated(static_cast<double>(it->observed_bytes) + static_cast<double>(row.observed_bytes));
+    it->declared_bytes =
+        saturated(static_cast<double>(it->declared_bytes) + static_cast<double>(row.declared_bytes));
+    it->observed_bytes =
+        saturated(static_cast<double>(it->observed_bytes) + static_cast<double>(row.observed_bytes));
   }
   std::stable_sort(totals.begin(), totals.end(), [](const ConcurrencyTotal& a, const ConcurrencyTotal& b) {
     return std::tie(a.model, a.path, a.concurrency) < std::tie(b.model, b.path, b.concurrency);
@@ -67,11 +69,11 @@ std::vector<Projection> project(const std::vector<MemoryRow>& memory, int64_t ma
     const MemoryRow& at = *rows.largest;
     const double declared = static_cast<double>(at.declared_fixed_bytes) +
                             static_cast<double>(at.declared_per_sequence_bytes) * seqs;
-    const bool observed_scales = at.concurrency > rows.smallest->concurrency &&
-                                 at.observed_rows > rows.smallest->observed_rows;
-    const double observed = observed_scales ? static_cast<double>(at.observed_bytes) * seqs /
-                                                  static_cast<double>(at.concurrency)
-                                            : static_cast<double>(at.observed_bytes);
+    const bool observed_scales =
+        at.concurrency > rows.smallest->concurrency && at.observed_rows > rows.smallest->observed_rows;
+    const double observed =
+        observed_scales ? static_cast<double>(at.observed_bytes) * seqs / static_cast<double>(at.concurrency)
+                        : static_cast<double>(at.observed_bytes);
     Projection& p = out.back();
     p.declared_bytes = saturated(static_cast<double>(p.declared_bytes) + declared);
     p.observed_bytes = saturated(static_cast<double>(p.observed_bytes) + observed);
