@@ -95,13 +95,16 @@ overflow:visible}.finding,figure,tr{break-inside:avoid}td code{overflow-wrap:any
 // The source lines around a finding, its own lines marked.
 std::string excerpt(SourceLines& sources, const facts::Location& loc, std::uint32_t context) {
   if (loc.line == 0) return {};
-  const std::uint32_t last_hit = std::min(std::max(loc.end_line, loc.line), loc.line + 8);
-  const std::uint32_t first = loc.line > context ? loc.line - context : 1;
+  // 64-bit arithmetic: a line number near UINT32_MAX (from a findings file) must not wrap.
+  const std::uint64_t line = loc.line;
+  const std::uint64_t last_hit =
+      std::min<std::uint64_t>(std::max<std::uint64_t>(loc.end_line, line), line + 8);
+  const std::uint64_t first = line > context ? line - context : 1;
   std::string body;
-  for (std::uint32_t n = first; n <= last_hit + context; ++n) {
-    const auto text = sources.line(loc.file, n);
+  for (std::uint64_t n = first; n <= last_hit + context && n <= UINT32_MAX; ++n) {
+    const auto text = sources.line(loc.file, static_cast<std::uint32_t>(n));
     if (!text) break;
-    const bool hit = n >= loc.line && n <= last_hit;
+    const bool hit = n >= line && n <= last_hit;
     body += fmt::format("<span class=\"{}\"><span class=\"ln\">{}</span>{}</span>{}", hit ? "hit" : "src", n,
                         html(*text), hit ? "" : "\n");
   }
