@@ -114,6 +114,37 @@ TEST(Writers, JsonDocumentCarriesVerdictsEvidenceAndModels) {
   EXPECT_EQ(document["summary"]["exit_code"], 1);
 }
 
+TEST(Writers, JsonMemoryRowsSumEachOwnerPerPathAndConcurrency) {
+  const json document = to_json(sample_report(), "0.1.0");
+  const json& memory = document["models"][0]["memory"];
+  ASSERT_EQ(memory.size(), 2u) << memory.dump(2);
+  const json& dec = memory[0];
+  EXPECT_EQ(dec["owner"], "Dec");
+  EXPECT_EQ(dec["path"], "streaming");
+  EXPECT_EQ(dec["concurrency"], 4);
+  EXPECT_EQ(dec["observed_bytes"], 18620416);
+  EXPECT_EQ(dec["observed_bytes_per_row"], 4655104);
+  EXPECT_EQ(dec["observed_rows"], 4);
+  EXPECT_EQ(dec["declared_bytes_per_row"], 4655104);
+  EXPECT_EQ(dec["declared_fixed_bytes"], dec["declared_bytes"])
+      << "a FIXED spec costs the same at any setting";
+  EXPECT_EQ(dec["declared_per_sequence_bytes"], 0);
+  EXPECT_EQ(memory[1]["owner"], "Hidden");
+  EXPECT_EQ(memory[1]["declared_bytes"], 0);
+  EXPECT_EQ(memory[1]["observed_bytes"], 720896);
+}
+
+TEST(Writers, ReviewerFormatsShowVerdictsAndTheProjection) {
+  std::string page, markdown;
+  ASSERT_TRUE(render(sample_report(), "html", "0.1.0", page, 256));
+  EXPECT_NE(page.find("<span class=\"badge verdict v-confirmed\">confirmed</span>"), std::string::npos);
+  EXPECT_NE(page.find("at max_num_seqs=256"), std::string::npos);
+  EXPECT_NE(page.find("id=\"chart-totals\""), std::string::npos);
+  ASSERT_TRUE(render(sample_report(), "markdown", "0.1.0", markdown));
+  EXPECT_NE(markdown.find("| `codec` | `streaming` | 4 | `Dec` |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| confirmed |"), std::string::npos) << markdown;
+}
+
 TEST(Writers, SarifValidatesAgainstTheSchema) {
   const std::string schema = KVLINT_SARIF_SCHEMA;
   if (schema.empty()) GTEST_SKIP() << "KVLINT_SARIF_SCHEMA not configured";

@@ -16,11 +16,9 @@ ReportOptions plain_options() {
 }
 
 TEST(ParseOutputFormat, AcceptsEveryFormatName) {
-  const std::pair<const char*, OutputFormat> cases[] = {{"text", OutputFormat::Text},
-                                                        {"json", OutputFormat::Json},
-                                                        {"sarif", OutputFormat::Sarif},
-                                                        {"github", OutputFormat::Github},
-                                                        {"markdown", OutputFormat::Markdown}};
+  const std::pair<const char*, OutputFormat> cases[] = {
+      {"text", OutputFormat::Text},     {"json", OutputFormat::Json},         {"sarif", OutputFormat::Sarif},
+      {"github", OutputFormat::Github}, {"markdown", OutputFormat::Markdown}, {"html", OutputFormat::Html}};
   for (const auto& [name, expected] : cases) {
     OutputFormat parsed = OutputFormat::Text;
     ASSERT_TRUE(parse_output_format(name, parsed)) << name;
@@ -29,7 +27,7 @@ TEST(ParseOutputFormat, AcceptsEveryFormatName) {
 }
 
 TEST(ParseOutputFormat, RejectsUnknownNamesAndLeavesOutputAlone) {
-  for (const char* name : {"xml", "", "JSON", "sarif ", "html"}) {
+  for (const char* name : {"xml", "", "JSON", "sarif ", "htm"}) {
     OutputFormat parsed = OutputFormat::Github;
     EXPECT_FALSE(parse_output_format(name, parsed)) << name;
     EXPECT_EQ(parsed, OutputFormat::Github) << name;

@@ -1,4 +1,4 @@
-// The kvlint command line: check, rules, explain, facts, confirm.
+// The kvlint command line: check, rules, explain, facts, confirm, report.
 // Exit codes: 0 clean, 1 findings at or above the fail level, 2 usage or configuration error.
 #include <fmt/format.h>
 #include <unistd.h>
@@ -19,6 +19,8 @@
 #include "rules/registry.hpp"
 #include "tools/kvlint/config/config.hpp"
 #include "tools/kvlint/confirm/confirm.hpp"
+#include "tools/kvlint/confirm/findings_input.hpp"
+#include "tools/kvlint/confirm/review_input.hpp"
 #include "tools/kvlint/engine/engine.hpp"
 #include "tools/kvlint/engine/result_cache.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
@@ -106,7 +108,27 @@ struct ConfirmArgs {
   bool all = false;
   std::string device;
   std::string config_file;
+  int64_t max_num_seqs = 0;
 };
+
+struct ReportArgs {
+  std::string findings, confirm, base_confirm;
+  std::string format = "html";
+  std::string output;
+  int64_t max_num_seqs = 0;  // 0: no projection
+};
+
+// Writes a finished report to FILE atomically, or to stdout.
+void emit_report(const std::string& output, const std::string& report) {
+  if (!output.empty()) {
+    std::string error;
+    if (!kvlint::write_output_file(output, report, error))
+      throw UsageError(fmt::format("--output: {}", error));
+  } else {
+    std::fwrite(report.data(), 1, report.size(), stdout);
+    if (!stdout_is_intact()) throw StdoutError();
+  }
+}
 
 kvlint::Config load_config(const std::string& explicit_file, const std::vector<std::string>& paths) {
   if (!explicit_file.empty()) return kvlint::load_config_file(explicit_file);
@@ -232,15 +254,7 @@ int run_check_command(const CheckArgs& args) {
                  args.write_baseline);
   }
 
-  const std::string report = kvlint::render_report(result, format, report_options);
-  if (!args.output.empty()) {
-    std::string error;
-    if (!kvlint::write_output_file(args.output, report, error))
-      throw UsageError(fmt::format("--output: {}", error));
-  } else {
-    std::fwrite(report.data(), 1, report.size(), stdout);
-    if (!stdout_is_intact()) throw StdoutError();
-  }
+  emit_report(args.output, kvlint::render_report(result, format, report_options));
 
   if (args.exit_zero || write_baseline) return kExitClean;
   if (result.findings_failing > 0) return kExitFindings;
@@ -288,6 +302,45 @@ int run_facts_command(const std::string& file, const std::string& config_file) {
   return kExitClean;
 }
 
+// `kvlint report`: the reviewer report from saved check and confirm output.
+int run_report_command(const ReportArgs& args) {
+  namespace confirm = kvlint::confirm;
+  if (args.findings.empty() && args.confirm.empty())
+    throw UsageError(
+        "report: give --findings (kvlint check --format json) and/or --confirm (kvlint confirm "
+        "--format json)");
+  if (!args.base_confirm.empty() && args.confirm.empty())
+    throw UsageError("report: --base-confirm compares against --confirm; give both");
+  constexpr std::string_view kCheckProducer = "kvlint check --format json";
+  constexpr std::string_view kConfirmProducer = "kvlint confirm --format json";
+  try {
+    kvlint::CheckResult findings;
+    std::optional<kvlint::ReviewData> review;
+    if (!args.confirm.empty()) {
+      const auto document = confirm::read_document(args.confirm, "kvlint-confirm", kConfirmProducer);
+      review = confirm::review_from_confirm(document, args.confirm);
+      if (args.findings.empty()) findings = confirm::check_result_from_confirm(document, args.confirm);
+      if (args.max_num_seqs > 0) review->max_num_seqs = args.max_num_seqs;
+      if (!args.base_confirm.empty())
+        review->base_memory = confirm::memory_from_confirm(
+            confirm::read_document(args.base_confirm, "kvlint-confirm", kConfirmProducer), args.base_confirm);
+    }
+    if (!args.findings.empty())
+      findings = confirm::check_result_from_findings(
+          confirm::read_document(args.findings, "kvlint-findings", kCheckProducer), args.findings);
+    kvlint::ReportOptions options;
+    options.tool_version = std::string(kvlint::kKvlintVersion);
+    if (review) options.review = &*review;
+    emit_report(args.output, kvlint::render_report(findings,
+                                                   args.format == "markdown" ? kvlint::OutputFormat::Markdown
+                                                                             : kvlint::OutputFormat::Html,
+                                                   options));
+  } catch (const confirm::InputError& e) {
+    throw UsageError(e.what());
+  }
+  return kExitClean;
+}
+
 int run_confirm_command(const ConfirmArgs& args) {
   kvlint::ConfirmOptions options;
   for (const auto& p : args.paths) options.paths.emplace_back(p);
@@ -299,6 +352,7 @@ int run_confirm_command(const ConfirmArgs& args) {
   options.models = args.models;
   options.all = args.all;
   options.device_override = args.device;
+  if (args.max_num_seqs > 0) options.max_num_seqs = args.max_num_seqs;
   return kvlint::run_confirm(options);
 }
 
@@ -316,7 +370,7 @@ int main(int argc, char** argv) {
   check->footer(kCheckFooter);
   check->add_option("paths", check_args.paths, "Files or directories to check");
   check->add_option("--format", check_args.format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "sarif", "github", "markdown"}));
+      ->check(CLI::IsMember({"text", "json", "sarif", "github", "markdown", "html"}));
   check->add_option("--output,-o", check_args.output,
                     "Write the report to FILE (atomically) instead of stdout");
   check->add_flag("--exit-zero", check_args.exit_zero, "Exit 0 even when findings are reported");
@@ -392,8 +446,12 @@ int main(int argc, char** argv) {
   confirm->add_option("paths", confirm_args.paths,
                       "Files or directories to check when no --findings is given");
   confirm->add_option("--findings", confirm_args.findings, "Findings JSON from `kvlint check --format json`");
-  confirm->add_option("--format", confirm_args.format, "text, json or sarif")
-      ->check(CLI::IsMember({"text", "json", "sarif"}));
+  confirm->add_option("--format", confirm_args.format, "text, json, sarif, markdown or html")
+      ->check(CLI::IsMember({"text", "json", "sarif", "markdown", "html"}));
+  confirm
+      ->add_option("--max-num-seqs", confirm_args.max_num_seqs,
+                   "markdown/html: project each model's local KV to this engine max_num_seqs")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   confirm->add_option("--output,-o", confirm_args.output, "Write the report to FILE (atomically)");
   auto* model_option =
       confirm
@@ -407,6 +465,23 @@ int main(int argc, char** argv) {
   confirm->add_option("--device", confirm_args.device, "Override the device: cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   confirm->add_option("--config", confirm_args.config_file, "Use this pyproject.toml or kvlint.toml");
+
+  ReportArgs report_args;
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "Reviewer report (HTML or Markdown) from check and confirm JSON, written whole or not at all");
+  report->add_option("--findings", report_args.findings, "Findings JSON from `kvlint check --format json`");
+  report->add_option("--confirm", report_args.confirm, "Results JSON from `kvlint confirm --format json`");
+  report->add_option("--base-confirm", report_args.base_confirm,
+                     "Confirm JSON of the base revision: show the change in declared bytes");
+  report
+      ->add_option("--max-num-seqs", report_args.max_num_seqs,
+                   "Project each model's local KV to this engine max_num_seqs")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  report->add_option("--format", report_args.format, "html (default) or markdown")
+      ->check(CLI::IsMember({"html", "markdown"}));
+  report->add_option("--output,-o", report_args.output,
+                     "Write the report to FILE (atomically) instead of stdout");
 
   try {
     app.parse(argc, argv);
@@ -425,6 +500,7 @@ int main(int argc, char** argv) {
     if (*explain) code = run_explain_command(explain_code);
     if (*facts_cmd) code = run_facts_command(facts_file, facts_config);
     if (*confirm) code = run_confirm_command(confirm_args);
+    if (*report) code = run_report_command(report_args);
     return stdout_is_intact() ? code : stdout_failure();
   } catch (const StdoutError&) {
     return stdout_failure();

@@ -38,8 +38,10 @@ std::vector<confirm::InputFinding> findings_from_check(const ConfirmOptions& opt
 int run_confirm(const ConfirmOptions& options) {
   using namespace confirm;
   try {
-    if (options.format != "text" && options.format != "json" && options.format != "sarif")
-      throw InputError(fmt::format("unknown format \"{}\" (text, json or sarif)", options.format));
+    if (options.format != "text" && options.format != "json" && options.format != "sarif" &&
+        options.format != "markdown" && options.format != "html")
+      throw InputError(
+          fmt::format("unknown format \"{}\" (text, json, sarif, markdown or html)", options.format));
     if (!options.device_override.empty() && options.device_override != "cpu" &&
         options.device_override != "cuda")
       throw InputError(fmt::format("unknown device \"{}\" (cpu or cuda)", options.device_override));
@@ -97,7 +99,7 @@ int run_confirm(const ConfirmOptions& options) {
 
     if (int signal = interrupted()) return 128 + signal;
     std::string rendered;
-    render(report, options.format, kKvlintVersion, rendered);
+    render(report, options.format, kKvlintVersion, rendered, options.max_num_seqs);
     if (options.output.empty()) {
       std::cout << rendered << std::flush;
     } else {

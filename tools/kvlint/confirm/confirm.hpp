@@ -4,7 +4,9 @@
 // inconclusive with declared and observed bytes.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +18,8 @@ struct ConfirmOptions {
   std::vector<std::filesystem::path> paths;   // checked when no findings file is given
   std::filesystem::path findings_file;        // JSON from `kvlint check --format json`; empty: run the check
   Config config;
-  std::string format = "text";                // text | json | sarif
+  std::string format = "text";                // text | json | sarif | markdown | html
+  std::optional<int64_t> max_num_seqs;        // markdown/html: project the memory to this engine setting
   std::filesystem::path output;               // empty: stdout (written atomically otherwise)
   std::vector<std::string> models;            // restrict to these boot entries
   bool all = false;                           // boot every configured entry, flagged or not

@@ -39,65 +39,86 @@ uint32_t line_field(const json& object, const char* key, std::string_view where,
 
 }  // namespace
 
-std::vector<InputFinding> parse_findings_json(std::string_view text, std::string_view source) {
+InputFinding finding_from_json(const nlohmann::json& item, const std::string& where) {
+  if (!item.is_object()) throw InputError(fmt::format("{}: expected an object", where));
+  InputFinding input;
+  Finding& f = input.finding;
+  f.code = string_field(item, "code", where, true);
+  input.name = string_field(item, "name", where, false);
+  std::string severity = string_field(item, "severity", where, false);
+  if (!severity.empty() && !parse_severity(severity, f.severity))
+    throw InputError(fmt::format("{}: unknown severity \"{}\"", where, severity));
+  f.loc.file = string_field(item, "path", where, true);
+  f.loc.line = line_field(item, "line", where, true);
+  f.loc.column = line_field(item, "column", where, false);
+  f.loc.end_line = line_field(item, "end_line", where, false);
+  f.loc.end_column = line_field(item, "end_column", where, false);
+  f.owner_class = string_field(item, "owner", where, false);
+  f.message = string_field(item, "message", where, false);
+  f.fingerprint = string_field(item, "fingerprint", where, false);
+  if (auto related = item.find("related"); related != item.end() && !related->is_null()) {
+    if (!related->is_array()) throw InputError(fmt::format("{}: \"related\" must be an array", where));
+    for (const auto& r : *related) {
+      if (!r.is_object()) throw InputError(fmt::format("{}: \"related\" entries must be objects", where));
+      RelatedLocation location;
+      location.loc.file = string_field(r, "path", where, true);
+      location.loc.line = line_field(r, "line", where, true);
+      location.loc.column = line_field(r, "column", where, false);
+      location.message = string_field(r, "message", where, false);
+      f.related.push_back(std::move(location));
+    }
+  }
+  return input;
+}
+
+json parse_document(std::string_view text, std::string_view source, std::string_view schema_name,
+                    std::string_view producer) {
   json document = json::parse(text.begin(), text.end(), nullptr, false);
   if (document.is_discarded()) throw InputError(fmt::format("{}: not valid JSON", source));
   if (!document.is_object()) throw InputError(fmt::format("{}: expected a JSON object", source));
   auto schema = document.find("schema");
-  if (schema == document.end() || !schema->is_string() || *schema != "kvlint-findings")
-    throw InputError(fmt::format(
-        "{}: \"schema\" must be \"kvlint-findings\" (is this `kvlint check --format json` output?)", source));
+  if (schema == document.end() || !schema->is_string() || *schema != schema_name)
+    throw InputError(fmt::format("{}: \"schema\" must be \"{}\" (is this `{}` output?)", source, schema_name,
+                                 producer));
   auto version = document.find("version");
   if (version == document.end() || !version->is_number_integer() || version->get<int64_t>() != 1)
     throw InputError(fmt::format("{}: unsupported \"version\" {} (this kvlint reads version 1)", source,
                                  version == document.end() ? std::string("(missing)") : version->dump()));
+  return document;
+}
+
+json read_document(const std::filesystem::path& file, std::string_view schema_name,
+                   std::string_view producer) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read the file", file.string()));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parse_document(buffer.str(), file.string(), schema_name, producer);
+}
+
+namespace {
+
+std::vector<InputFinding> findings_of(const json& document, std::string_view source) {
   auto findings = document.find("findings");
   if (findings == document.end() || !findings->is_array())
     throw InputError(fmt::format("{}: \"findings\" must be an array", source));
-
   std::vector<InputFinding> out;
   std::size_t index = 0;
-  for (const auto& item : *findings) {
-    const std::string where = fmt::format("{}: findings[{}]", source, index++);
-    if (!item.is_object()) throw InputError(fmt::format("{}: expected an object", where));
-    InputFinding input;
-    Finding& f = input.finding;
-    f.code = string_field(item, "code", where, true);
-    input.name = string_field(item, "name", where, false);
-    std::string severity = string_field(item, "severity", where, false);
-    if (!severity.empty() && !parse_severity(severity, f.severity))
-      throw InputError(fmt::format("{}: unknown severity \"{}\"", where, severity));
-    f.loc.file = string_field(item, "path", where, true);
-    f.loc.line = line_field(item, "line", where, true);
-    f.loc.column = line_field(item, "column", where, false);
-    f.loc.end_line = line_field(item, "end_line", where, false);
-    f.loc.end_column = line_field(item, "end_column", where, false);
-    f.owner_class = string_field(item, "owner", where, false);
-    f.message = string_field(item, "message", where, false);
-    f.fingerprint = string_field(item, "fingerprint", where, false);
-    if (auto related = item.find("related"); related != item.end() && !related->is_null()) {
-      if (!related->is_array()) throw InputError(fmt::format("{}: \"related\" must be an array", where));
-      for (const auto& r : *related) {
-        if (!r.is_object()) throw InputError(fmt::format("{}: \"related\" entries must be objects", where));
-        RelatedLocation location;
-        location.loc.file = string_field(r, "path", where, true);
-        location.loc.line = line_field(r, "line", where, true);
-        location.loc.column = line_field(r, "column", where, false);
-        location.message = string_field(r, "message", where, false);
-        f.related.push_back(std::move(location));
-      }
-    }
-    out.push_back(std::move(input));
-  }
+  for (const auto& item : *findings)
+    out.push_back(finding_from_json(item, fmt::format("{}: findings[{}]", source, index++)));
   return out;
 }
 
+constexpr std::string_view kFindingsProducer = "kvlint check --format json";
+
+}  // namespace
+
+std::vector<InputFinding> parse_findings_json(std::string_view text, std::string_view source) {
+  return findings_of(parse_document(text, source, "kvlint-findings", kFindingsProducer), source);
+}
+
 std::vector<InputFinding> load_findings_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read the findings file", file.string()));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_findings_json(buffer.str(), file.string());
+  return findings_of(read_document(file, "kvlint-findings", kFindingsProducer), file.string());
 }
 
 }  // namespace kvlint::confirm

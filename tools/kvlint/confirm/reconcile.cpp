@@ -28,17 +28,6 @@ std::string_view to_string(Verdict verdict) {
   return "not-checked";
 }
 
-std::string format_bytes(int64_t bytes) {
-  constexpr double kKiB = 1024.0, kMiB = 1024.0 * 1024.0;
-  const double magnitude = std::fabs(static_cast<double>(bytes));
-  if (magnitude >= kMiB) return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / kMiB);
-  if (magnitude >= kKiB) {
-    if (bytes % 1024 == 0) return fmt::format("{} KiB", bytes / 1024);
-    return fmt::format("{:.2f} KiB", static_cast<double>(bytes) / kKiB);
-  }
-  return fmt::format("{} B", bytes);
-}
-
 bool ConfirmReport::any_confirmed() const {
   return std::any_of(results.begin(), results.end(),
                      [](const FindingResult& r) { return r.verdict == Verdict::Confirmed; });

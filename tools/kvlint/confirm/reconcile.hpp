@@ -13,14 +13,15 @@
 
 #include "rules/finding.hpp"
 #include "tools/kvlint/confirm/protocol.hpp"
+#include "tools/kvlint/reporters/review.hpp"
 
 namespace kvlint::confirm {
 
 enum class Verdict { Confirmed, Refuted, NotExercised, Inconclusive, NotChecked };
 std::string_view to_string(Verdict verdict);
 
-// "4.44 MiB", "704 KiB", "24.00 MiB", "512 B".
-std::string format_bytes(int64_t bytes);
+// "4.44 MiB", "704 KiB", "24.00 MiB", "512 B" (shared with the reviewer reports).
+using kvlint::format_bytes;
 
 // A finding from `kvlint check` plus the rule name it was reported with.
 struct InputFinding {

@@ -6,10 +6,13 @@
 #include <cstring>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
 #include "rules/registry.hpp"
 #include "tools/kvlint/engine/result_cache.hpp"
+#include "tools/kvlint/confirm/review_input.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
+#include "tools/kvlint/reporters/reporters.hpp"
 #include "tools/kvlint/reporters/sarif_support.hpp"
 
 namespace kvlint::confirm {
@@ -103,6 +106,46 @@ json related_json(const Finding& f) {
   return related;
 }
 
+// Declared vs observed bytes per owner on each (path, concurrency) the run
+// reported, summed from the harness events above them: the reviewer report
+// charts these and projects them to an engine setting.
+json memory_json(const ModelRun& run) {
+  struct Row {
+    int64_t declared = 0, observed = 0, declared_per_row = 0, observed_per_row = 0, observed_rows = 0;
+    int64_t fixed = 0, per_sequence = 0;
+  };
+  std::map<std::tuple<std::string, int, std::string>, Row> rows;  // (path, concurrency, owner), ordered
+  for (const auto& c : run.caches) {
+    Row& row = rows[{c.path, c.concurrency, c.owner}];
+    row.observed += c.bytes;
+    row.observed_per_row += c.bytes_per_row;
+    row.observed_rows += c.rows;
+  }
+  for (const auto& c : run.captures)
+    if (c.resident_bytes) rows[{c.path, c.concurrency, c.owner}].observed += *c.resident_bytes;
+  for (const auto& d : run.declarations) {
+    if (!d.declared) continue;
+    Row& row = rows[{d.path, d.concurrency, d.owner}];
+    row.declared += d.total_bytes;
+    row.declared_per_row += d.bytes_per_row;
+    (d.rows_driver == "MAX_NUM_SEQS" ? row.per_sequence : row.fixed) +=
+        d.rows_driver == "MAX_NUM_SEQS" ? d.bytes_per_row : d.total_bytes;
+  }
+  json out = json::array();
+  for (const auto& [key, row] : rows)
+    out.push_back({{"path", std::get<0>(key)},
+                   {"concurrency", std::get<1>(key)},
+                   {"owner", std::get<2>(key)},
+                   {"declared_bytes", row.declared},
+                   {"observed_bytes", row.observed},
+                   {"declared_bytes_per_row", row.declared_per_row},
+                   {"observed_bytes_per_row", row.observed_per_row},
+                   {"observed_rows", row.observed_rows},
+                   {"declared_fixed_bytes", row.fixed},
+                   {"declared_per_sequence_bytes", row.per_sequence}});
+  return out;
+}
+
 json model_json(const ModelRun& run) {
   json model = {{"name", run.name},
                 {"status", std::string(to_string(run.status))},
@@ -187,6 +230,7 @@ json model_json(const ModelRun& run) {
                        {"declarations", declarations},
                        {"paths_done", paths_done},
                        {"errors", errors}};
+  model["memory"] = memory_json(run);
   return model;
 }
 
@@ -373,9 +417,26 @@ std::string render_sarif(const ConfirmReport& report, std::string_view tool_vers
   return dump(sarif);
 }
 
+std::string render_review(const ConfirmReport& report, OutputFormat format, std::string_view tool_version,
+                          std::optional<int64_t> max_num_seqs) {
+  // Through the JSON document, so `kvlint report` on a saved confirm.json gives the same page.
+  const json document = to_json(report, tool_version);
+  const CheckResult findings = check_result_from_confirm(document, "confirm");
+  ReviewData review = review_from_confirm(document, "confirm");
+  review.max_num_seqs = max_num_seqs;
+  ReportOptions options;
+  options.tool_version = std::string(tool_version);
+  options.review = &review;
+  return render_report(findings, format, options);
+}
+
 bool render(const ConfirmReport& report, std::string_view format, std::string_view tool_version,
-            std::string& out) {
-  if (format == "text")
+            std::string& out, std::optional<int64_t> max_num_seqs) {
+  if (format == "html")
+    out = render_review(report, OutputFormat::Html, tool_version, max_num_seqs);
+  else if (format == "markdown")
+    out = render_review(report, OutputFormat::Markdown, tool_version, max_num_seqs);
+  else if (format == "text")
     out = render_text(report);
   else if (format == "json")
     out = render_json(report, tool_version);

@@ -1,9 +1,10 @@
-// Renders a ConfirmReport as text, JSON ("kvlint-confirm" v1, see FORMAT.md) or
-// SARIF 2.1.0, and writes output atomically.
+// Renders a ConfirmReport as text, JSON ("kvlint-confirm" v1, see FORMAT.md),
+// SARIF 2.1.0 or a reviewer report (Markdown, HTML), and writes output atomically.
 #pragma once
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,9 +16,11 @@ std::string render_text(const ConfirmReport& report);
 nlohmann::json to_json(const ConfirmReport& report, std::string_view tool_version);
 std::string render_json(const ConfirmReport& report, std::string_view tool_version);
 std::string render_sarif(const ConfirmReport& report, std::string_view tool_version);
-// Renders in `format` ("text" | "json" | "sarif"); false for an unknown format.
+// Renders in `format` ("text" | "json" | "sarif" | "markdown" | "html"); false
+// for an unknown format. The reviewer formats (markdown, html) project the
+// memory to `max_num_seqs` when given.
 bool render(const ConfirmReport& report, std::string_view format, std::string_view tool_version,
-            std::string& out);
+            std::string& out, std::optional<int64_t> max_num_seqs = std::nullopt);
 
 // One line per finished model, for streaming progress ("codec: complete, 3 caches, ...").
 std::string model_progress_line(const ModelRun& run);

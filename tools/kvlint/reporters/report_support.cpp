@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -51,6 +52,54 @@ std::optional<std::string> non_utf8_bytes_hex(std::string_view text) {
   hex.reserve(text.size() * 2);
   for (char ch : text) hex += fmt::format("{:02x}", static_cast<unsigned char>(ch));
   return hex;
+}
+
+std::vector<MessagePart> split_code_spans(std::string_view message) {
+  std::vector<MessagePart> parts;
+  auto append_text = [&parts](std::string_view text) {
+    if (text.empty()) return;
+    if (parts.empty() || parts.back().code) parts.push_back({false, {}});
+    parts.back().text += text;
+  };
+  auto run_length = [&message](std::size_t at) {
+    std::size_t end = at;
+    while (end < message.size() && message[end] == '`') ++end;
+    return end - at;
+  };
+  std::size_t pos = 0;
+  while (pos < message.size()) {
+    const std::size_t open = message.find('`', pos);
+    if (open == std::string_view::npos) {
+      append_text(message.substr(pos));
+      break;
+    }
+    append_text(message.substr(pos, open - pos));
+    const std::size_t fence = run_length(open);
+    // The closing run is the next run of exactly `fence` backticks.
+    std::size_t close = open + fence;
+    std::size_t found = std::string_view::npos;
+    while ((close = message.find('`', close)) != std::string_view::npos) {
+      const std::size_t length = run_length(close);
+      if (length == fence) {
+        found = close;
+        break;
+      }
+      close += length;
+    }
+    if (found == std::string_view::npos) {
+      append_text(message.substr(open, fence));
+      pos = open + fence;
+      continue;
+    }
+    std::string_view body = message.substr(open + fence, found - open - fence);
+    // CommonMark strips one space on each side when both are there and the body is not all spaces.
+    if (body.size() >= 2 && body.front() == ' ' && body.back() == ' ' &&
+        body.find_first_not_of(' ') != std::string_view::npos)
+      body = body.substr(1, body.size() - 2);
+    parts.push_back({true, std::string(body)});
+    pos = found + fence;
+  }
+  return parts;
 }
 
 Totals count_findings(const std::vector<Finding>& findings) {
@@ -129,8 +178,16 @@ std::optional<std::string_view> SourceLines::line(const std::string& path, std::
   auto [it, inserted] = files_.try_emplace(path);
   File& file = it->second;
   if (inserted) {
-    std::ifstream stream(path, std::ios::binary);
-    if (stream) {
+    // Only regular files no larger than a source file may be: a path from a
+    // findings file (`kvlint report`) can name a device or a FIFO, which would
+    // never end or never open.
+    std::error_code error;
+    const auto status = std::filesystem::status(path, error);
+    const bool regular = !error && std::filesystem::is_regular_file(status) &&
+                         std::filesystem::file_size(path, error) <= kMaxSourceBytes && !error;
+    std::ifstream stream;
+    if (regular) stream.open(path, std::ios::binary);
+    if (regular && stream) {
       file.content.assign(std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>());
       file.readable = !stream.bad();
     }

@@ -19,6 +19,16 @@ std::string render_json(const CheckResult& result, const ReportOptions& options)
 std::string render_sarif(const CheckResult& result, const ReportOptions& options);
 std::string render_github(const CheckResult& result, const ReportOptions& options);
 std::string render_markdown(const CheckResult& result, const ReportOptions& options);
+std::string render_html(const CheckResult& result, const ReportOptions& options);
+
+// A message split into plain text and code spans. Messages mark code the
+// CommonMark way (`name`, or ``a`b`` when the code holds a backtick); a
+// backtick run with no closing run of the same length is plain text.
+struct MessagePart {
+  bool code = false;
+  std::string text;  // without the fence
+};
+std::vector<MessagePart> split_code_spans(std::string_view message);
 
 // Counts the reporters print: per severity and per code (ordered by code).
 struct Totals {

@@ -15,6 +15,8 @@ bool parse_output_format(std::string_view text, OutputFormat& out) {
     out = OutputFormat::Github;
   } else if (text == "markdown") {
     out = OutputFormat::Markdown;
+  } else if (text == "html") {
+    out = OutputFormat::Html;
   } else {
     return false;
   }
@@ -33,6 +35,8 @@ std::string render_report(const CheckResult& result, OutputFormat format, const 
       return reporting::render_github(result, options);
     case OutputFormat::Markdown:
       return reporting::render_markdown(result, options);
+    case OutputFormat::Html:
+      return reporting::render_html(result, options);
   }
   return reporting::render_text(result, options);
 }

@@ -1,14 +1,15 @@
-// Reporters: findings -> text, JSON, SARIF 2.1.0, GitHub annotations, Markdown.
+// Reporters: findings -> text, JSON, SARIF 2.1.0, GitHub annotations, Markdown, HTML.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 #include "tools/kvlint/engine/engine.hpp"
+#include "tools/kvlint/reporters/review.hpp"
 
 namespace kvlint {
 
-enum class OutputFormat { Text, Json, Sarif, Github, Markdown };
+enum class OutputFormat { Text, Json, Sarif, Github, Markdown, Html };
 bool parse_output_format(std::string_view text, OutputFormat& out);
 
 struct ReportOptions {
@@ -18,6 +19,9 @@ struct ReportOptions {
   std::string tool_version;  // "0.1.0"
   // SARIF tool.driver.informationUri (the project's home page); left out when empty.
   std::string information_uri;
+  // What `kvlint confirm` measured (markdown and html show it beside the
+  // findings); null when only static findings are reported.
+  const ReviewData* review = nullptr;
 };
 
 // Renders the whole report as one string, so callers can write it atomically.
