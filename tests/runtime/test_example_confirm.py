@@ -37,6 +37,8 @@ def config_for_this_interpreter(tmp_dir: Path) -> Path:
     text, replaced = re.subn(r'(?m)^interpreter = ".*"$', f"interpreter = {json.dumps(sys.executable)}", text)
     assert replaced == 1, "examples/kvlint.toml: expected one [runtime] interpreter line"
     text = text.replace('python-path = ["models"]', f"python-path = [{json.dumps(str(MODELS))}]")
+    # The C++ example's plugin (runtime/build-host), relative to examples/ in the shipped file.
+    text = text.replace('plugin = "../build/', f'plugin = "{REPO}/build/')
     config = tmp_dir / "kvlint.toml"
     config.write_text(text)
     return config
