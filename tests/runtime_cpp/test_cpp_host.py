@@ -74,7 +74,12 @@ def report(tmp_path_factory) -> Dict[str, Any]:
                "--format", "json", "--all"]
     proc = subprocess.run(command, cwd=tmp, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, f"exit {proc.returncode} (1: something confirmed)\n{proc.stderr[-4000:]}"
-    return json.loads(proc.stdout)
+    data = json.loads(proc.stdout)
+    # The text report of one model, for how a C++ model is introduced.
+    text = subprocess.run(command[:-3] + ["--model", "static_talker_wrong"], cwd=tmp, capture_output=True,
+                          text=True, timeout=120)
+    data["_text"] = text.stdout
+    return data
 
 
 def model(report: Dict[str, Any], name: str) -> Dict[str, Any]:
@@ -146,3 +151,8 @@ def test_faults_keep_the_other_models_results(report):
     statuses = {m["name"]: m["status"] for m in report["models"]}
     assert statuses["static_talker"] == statuses["static_talker_wrong"] == statuses["cpp_talker"] == "complete"
     assert report["summary"]["by_verdict"].get("confirmed") == 1
+
+
+def test_text_report_names_the_cpp_runtime(report):
+    assert "model static_talker_wrong: complete (C++ plugin, LibTorch " in report["_text"], report["_text"]
+    assert "RT002 error declared-bytes-drift" in report["_text"]
