@@ -37,6 +37,8 @@ def config_for_this_interpreter(tmp_dir: Path) -> Path:
     text, replaced = re.subn(r'(?m)^interpreter = ".*"$', f"interpreter = {json.dumps(sys.executable)}", text)
     assert replaced == 1, "examples/kvlint.toml: expected one [runtime] interpreter line"
     text = text.replace('python-path = ["models"]', f"python-path = [{json.dumps(str(MODELS))}]")
+    # The C++ example's plugin (runtime/build-host), relative to examples/ in the shipped file.
+    text = text.replace('plugin = "../build/', f'plugin = "{REPO}/build/')
     config = tmp_dir / "kvlint.toml"
     config.write_text(text)
     return config
@@ -74,7 +76,9 @@ def on_cuda(report: Dict[str, Any], model: str) -> bool:
 
 def test_every_example_model_boots_and_completes(report):
     models = {m["name"]: m for m in report["models"]}
-    assert sorted(models) == ["codec_decoder", "local_transformer", "prompt_encoder", "talker"]
+    # cpp_talker (a C++ plugin) boots once the C++ front end flags CppTalker.
+    cpp = ["cpp_talker"] if any(r["owner"] == "CppTalker" for r in report["results"]) else []
+    assert sorted(models) == sorted(["codec_decoder", "local_transformer", "prompt_encoder", "talker"] + cpp)
     for name, run in models.items():
         assert run["status"] == "complete", (name, run["reason"], run["process"]["stderr_tail"])
         assert run["observed"]["errors"] == [], (name, run["observed"]["errors"])
@@ -157,3 +161,13 @@ def test_only_runtime_finding_is_the_talker_capacity_drift(report):
     assert drift["line"] == line_of("ming/talker.py", "cache = StaticCache(")
     assert drift["evidence"]["observed"]["bytes_per_row"] == 2 * drift["evidence"]["declared"]["bytes_per_row"]
     assert report["summary"]["runtime_findings"] == 1
+
+
+def test_cpp_example_per_request_map_is_confirmed(report):
+    """examples/models/cpp_talker keeps K/V per request in a std::unordered_map, declared FIXED."""
+    kv202 = [r for r in report["results"] if r["code"] == "KV202" and r["owner"] == "CppTalker"]
+    if not kv202:
+        pytest.skip("no static KV202 on CppTalker (the C++ front end is not in this build)")
+    assert kv202[0]["verdict"] == "confirmed", kv202[0]["evidence"]
+    assert kv202[0]["evidence"]["observed"]["rows"] == 4
+    assert kv202[0]["evidence"]["observed"]["bytes_per_row"] == 24 * 1024 * 1024

@@ -221,7 +221,7 @@ void load_protocol(const toml::table& table, const Where& where, facts::Vocabula
 RuntimeModel load_model(std::string_view name, const toml::table& table, const Where& where) {
   check_keys(table, where,
              {"factory", "driver", "owners", "paths", "interpreter", "device", "concurrency", "steps",
-              "timeout", "env", "python-path"});
+              "timeout", "env", "python-path", "plugin", "config"});
   RuntimeModel model;
   model.name = std::string(name);
   if (const toml::node* n = table.get("factory")) model.factory = get_string(*n, where, "factory");
@@ -263,6 +263,29 @@ RuntimeModel load_model(std::string_view name, const toml::table& table, const W
   }
   if (const toml::node* n = table.get("python-path"))
     model.python_path = get_strings(*n, where, "python-path");
+  if (const toml::node* n = table.get("plugin")) model.plugin = get_string(*n, where, "plugin");
+  if (const toml::node* n = table.get("config")) {
+    // A C++ plugin's config: strings, integers, floats and booleans, passed on as text.
+    const auto& config = get_table(*n, where, "config");
+    Where config_where{where.file, where.table.substr(0, where.table.size() - 1) + ".config]"};
+    for (auto&& [key, value] : config) {
+      std::string text;
+      if (const auto* s = value.as_string())
+        text = s->get();
+      else if (const auto* i = value.as_integer())
+        text = std::to_string(i->get());
+      else if (const auto* f = value.as_floating_point())
+        text = fmt::format("{}", f->get());
+      else if (const auto* b = value.as_boolean())
+        text = b->get() ? "true" : "false";
+      else
+        type_error(config_where, key.str(), "a string, number or boolean", value);
+      model.plugin_config[std::string(key.str())] = std::move(text);
+    }
+  }
+  if (!model.plugin.empty() && (!model.factory.empty() || !model.driver.empty()))
+    throw ConfigError(fmt::format("{}: {} has both plugin (a C++ model) and factory/driver (a Python model)",
+                                  where.file, where.table));
   return model;
 }
 

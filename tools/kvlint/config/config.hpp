@@ -34,6 +34,10 @@ struct RuntimeModel {
   double timeout_s = 120;  // (0, kMaxTimeoutSeconds]
   std::map<std::string, std::string> env;
   std::vector<std::string> python_path;  // extra sys.path entries, relative to the config file
+  // A C++ model: the plugin shared library (relative to the config file) that kvlint-model-host
+  // boots instead of factory/driver, and its `config` table (values as strings).
+  std::string plugin;
+  std::map<std::string, std::string> plugin_config;
 };
 
 // The longest timeout a boot entry may ask for (one week): larger values would

@@ -102,15 +102,34 @@ fs::path locate_runtime_pythonpath() {
   return {};
 }
 
+fs::path locate_model_host() {
+  if (const char* env = std::getenv("KVLINT_MODEL_HOST"); env != nullptr && *env != '\0')
+    return fs::path(env);
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  // build/kvlint -> build/runtime-host/kvlint-model-host (runtime/build-host), or beside kvlint.
+  for (const auto& candidate :
+       {exe.parent_path() / "runtime-host" / "kvlint-model-host", exe.parent_path() / "kvlint-model-host"})
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  return {};
+}
+
 void validate_entry(const RuntimeModel& model) {
   auto reference_ok = [](const std::string& ref) {
     auto colon = ref.find(':');
     return colon != std::string::npos && colon > 0 && colon + 1 < ref.size();
   };
-  if (!reference_ok(model.factory))
+  if (!model.plugin.empty()) {
+    // A C++ model: kvlint-model-host boots the plugin; factory/driver do not apply, and there is
+    // no Python package to find its owner classes under.
+    if (model.owners.empty())
+      throw InputError(fmt::format(
+          "runtime model \"{}\": a plugin entry must list its owner classes in owners", model.name));
+  } else if (!reference_ok(model.factory))
     throw InputError(fmt::format("runtime model \"{}\": factory must be \"module:callable\", got \"{}\"",
                                  model.name, model.factory));
-  if (!reference_ok(model.driver))
+  if (model.plugin.empty() && !reference_ok(model.driver))
     throw InputError(fmt::format("runtime model \"{}\": driver must be \"module:callable\", got \"{}\"",
                                  model.name, model.driver));
   if (model.timeout_s <= 0)
@@ -216,6 +235,29 @@ std::vector<std::string> child_environment(const RuntimeModel& model, const Conf
   return out;
 }
 
+std::vector<std::string> model_host_argv(const RuntimeModel& model, const std::vector<std::string>& owners,
+                                         const Config& config, const RunSettings& settings) {
+  const fs::path host = settings.model_host.empty() ? locate_model_host() : settings.model_host;
+  if (host.empty()) return {};
+  fs::path plugin(model.plugin);
+  if (plugin.is_relative()) plugin = (config.root / plugin).lexically_normal();
+  std::vector<std::string> argv{host.string(),
+                                "--name",
+                                model.name,
+                                "--plugin",
+                                plugin.string(),
+                                "--device",
+                                settings.device_override.empty() ? model.device : settings.device_override,
+                                "--steps",
+                                std::to_string(model.steps)};
+  for (const auto& path : model.paths) argv.insert(argv.end(), {"--path", path});
+  for (int c : model.concurrency) argv.insert(argv.end(), {"--concurrency", std::to_string(c)});
+  for (const auto& owner : owners) argv.insert(argv.end(), {"--owner", owner});
+  for (const auto& [key, value] : model.plugin_config)
+    argv.insert(argv.end(), {"--config", key + "=" + value});
+  return argv;
+}
+
 ModelRun run_model(const SelectedEntry& entry, const Config& config, const RunSettings& settings) {
   const RuntimeModel& model = *entry.model;
   ModelRun run;
@@ -238,8 +280,18 @@ ModelRun run_model(const SelectedEntry& entry, const Config& config, const RunSe
   }
 
   ChildSpec spec;
-  spec.argv = {
-      resolve_interpreter(model, config), "-m", "kvlint_runtime", "run", "--entry", entry_file.string()};
+  if (!model.plugin.empty()) {
+    spec.argv = model_host_argv(model, entry.owners, config, settings);
+    if (spec.argv.empty()) {
+      run.process.spawn_error =
+          "the C++ model host is not built: run runtime/build-host, or set KVLINT_MODEL_HOST";
+      run.finish();
+      return run;
+    }
+  } else {
+    spec.argv = {
+        resolve_interpreter(model, config), "-m", "kvlint_runtime", "run", "--entry", entry_file.string()};
+  }
   spec.env = child_environment(model, config, settings);
   spec.timeout = std::chrono::milliseconds(static_cast<long long>(model.timeout_s * 1000.0));
   spec.kill_grace = settings.kill_grace;

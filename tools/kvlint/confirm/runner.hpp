@@ -22,6 +22,10 @@ namespace kvlint::confirm {
 // else the source tree this was built from. Empty when none holds kvlint_runtime.
 std::filesystem::path locate_runtime_pythonpath();
 
+// kvlint-model-host (the C++ plugin host): $KVLINT_MODEL_HOST, else runtime-host/kvlint-model-host
+// or kvlint-model-host beside the running executable. Empty when none is there.
+std::filesystem::path locate_model_host();
+
 struct SelectedEntry {
   const RuntimeModel* model = nullptr;
   std::vector<std::string> owners;  // owner classes this entry boots
@@ -43,7 +47,8 @@ struct RunSettings {
   std::string device_override;  // "", "cpu", "cuda"
   const NvmlSampler* nvml = nullptr;
   std::chrono::milliseconds kill_grace{2'000};
-  int interrupt_fd = -1;  // InterruptWatch::fd: a signal kills the running child at once
+  int interrupt_fd = -1;             // InterruptWatch::fd: a signal kills the running child at once
+  std::filesystem::path model_host;  // kvlint-model-host for plugin entries; empty: locate_model_host()
 };
 
 nlohmann::json entry_json(const RuntimeModel& model, const Config& config, const RunSettings& settings);
@@ -51,6 +56,10 @@ std::string resolve_interpreter(const RuntimeModel& model, const Config& config)
 // The child's whole environment: the host's, with PYTHONPATH, the entry's env and HF_HUB_OFFLINE=1.
 std::vector<std::string> child_environment(const RuntimeModel& model, const Config& config,
                                            const RunSettings& settings);
+
+// The host's command line for a C++ plugin entry; empty when no host is found.
+std::vector<std::string> model_host_argv(const RuntimeModel& model, const std::vector<std::string>& owners,
+                                         const Config& config, const RunSettings& settings);
 
 // Runs one entry to its end (or timeout) and returns what it reported; never throws for child failures.
 ModelRun run_model(const SelectedEntry& entry, const Config& config, const RunSettings& settings);

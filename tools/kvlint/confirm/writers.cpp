@@ -269,7 +269,9 @@ std::string render_text(const ConfirmReport& report) {
   for (const auto& run : report.models) {
     out += fmt::format("\nmodel {}: {}", run.name, to_string(run.status));
     if (!run.reason.empty()) out += fmt::format(": {}", run.reason);
-    if (run.start)
+    if (run.start && run.start->python.empty())  // a C++ plugin in kvlint-model-host
+      out += fmt::format(" (C++ plugin, LibTorch {}, device {})", run.start->torch, run.start->device);
+    else if (run.start)
       out += fmt::format(" (python {}, torch {}, transformers {}, device {})", run.start->python,
                          run.start->torch, run.start->transformers, run.start->device);
     if (run.gpu_peak_bytes) out += fmt::format(", GPU peak {}", format_bytes(*run.gpu_peak_bytes));

@@ -1,0 +1,503 @@
+// kvlint-model-host: boots one C++ model plugin (kvlint/model_plugin.h) in this process and streams
+// the same JSON-lines events as the Python harness (runtime/python/kvlint_runtime), so `kvlint
+// confirm` reconciles C++ and Python models alike. `kvlint confirm` runs it in a child process
+// group with the boot entry's timeout; a crash or hang of the plugin ends only this process.
+//
+//   kvlint-model-host --name NAME --plugin LIB.so [--device auto|cpu|cuda] [--steps N]
+//                     [--path P]... [--concurrency C]... [--owner CLASS]... [--config KEY=VALUE]...
+//
+// What it reports per path and concurrency (see runtime/README.md, "C++ models"):
+// - "cache" per module holding registered K/V buffers (names like k_cache, v_cache, kv_cache):
+//   rows, positions and layers from their shapes ([..., rows, kv_heads, positions, head_dim]);
+// - "cache" per owner class for memory the model allocated on the path, still alive after it and
+//   reachable through no parameter or buffer (a std::unordered_map of K/V, a plain tensor member),
+//   at the allocating source line; rows: the live allocations of its busiest line;
+// - "declaration" per spec the model's model_local_kv_specs() returns.
+#include <ATen/Context.h>
+#include <c10/core/CPUAllocator.h>
+#include <dlfcn.h>
+#include <kvlint/model_plugin.h>
+#include <link.h>
+#include <torch/nn/module.h>
+#include <torch/version.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <new>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "allocation_tracker.hpp"
+#include "json_line.hpp"
+#include "symbolizer.hpp"
+
+namespace kvlint::model_host {
+namespace {
+
+namespace plugin = kvlint::model_plugin;
+
+struct Arguments {
+  std::string name, plugin_path, device = "auto";
+  int steps = 4;
+  std::vector<std::string> paths, owners;
+  std::vector<int> concurrency;
+  std::map<std::string, std::string> config;
+};
+
+Arguments parse_arguments(int argc, char** argv) {
+  Arguments args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) throw std::invalid_argument("missing value after " + flag);
+    const std::string value = argv[++i];
+    if (flag == "--name") {
+      args.name = value;
+    } else if (flag == "--plugin") {
+      args.plugin_path = value;
+    } else if (flag == "--device") {
+      args.device = value;
+    } else if (flag == "--steps") {
+      args.steps = std::stoi(value);
+    } else if (flag == "--path") {
+      args.paths.push_back(value);
+    } else if (flag == "--concurrency") {
+      args.concurrency.push_back(std::stoi(value));
+    } else if (flag == "--owner") {
+      args.owners.push_back(value);
+    } else if (flag == "--config") {
+      const auto eq = value.find('=');
+      if (eq == std::string::npos) throw std::invalid_argument("--config wants KEY=VALUE, got " + value);
+      args.config[value.substr(0, eq)] = value.substr(eq + 1);
+    } else {
+      throw std::invalid_argument("unknown argument " + flag);
+    }
+  }
+  if (args.plugin_path.empty()) throw std::invalid_argument("--plugin is required");
+  if (args.concurrency.empty()) args.concurrency = {1};
+  return args;
+}
+
+// The JSON stream owns the real stdout; fd 1 then points at stderr, so whatever the plugin
+// prints (std::cout, printf, a library's logging) cannot corrupt the stream.
+class EventStream {
+ public:
+  explicit EventStream(std::string model) : model_(std::move(model)) {
+    std::fflush(stdout);
+    const int fd = ::dup(1);
+    ::dup2(2, 1);
+    out_ = fd >= 0 ? ::fdopen(fd, "w") : nullptr;
+  }
+  ~EventStream() {
+    if (out_ != nullptr) std::fclose(out_);
+  }
+  EventStream(const EventStream&) = delete;
+  EventStream& operator=(const EventStream&) = delete;
+  JsonLine line(std::string_view event) const { return JsonLine(event, model_); }
+  void emit(const JsonLine& line) {
+    if (out_ == nullptr) return;
+    const std::string text = line.str();
+    std::fwrite(text.data(), 1, text.size(), out_);
+    std::fflush(out_);
+  }
+
+ private:
+  std::string model_;
+  std::FILE* out_ = nullptr;
+};
+
+// The K/V names the host reaches by name (the C++ front end's default vocabulary): with or
+// without a trailing '_'; rotary tables (cos_cache, sin_cache) are not K/V.
+bool is_kv_name(std::string name) {
+  static const std::set<std::string> kNames{"k_cache",         "v_cache",   "kv_cache",    "key_cache",
+                                            "value_cache",     "past_keys", "past_values", "past_key_values",
+                                            "key_value_cache", "k_buffer",  "v_buffer"};
+  while (!name.empty() && name.back() == '_') name.pop_back();
+  return kNames.count(name) != 0;
+}
+
+std::string unqualified(std::string name) {
+  name = name.substr(0, name.find('<'));
+  const auto colon = name.rfind("::");
+  return colon == std::string::npos ? name : name.substr(colon + 2);
+}
+
+struct KvGroup {  // registered K/V buffers of one module
+  std::string owner;
+  std::vector<at::Tensor> tensors;
+};
+
+// Walks the module tree through named_children() (no shared_from_this: the plugin may hold its
+// root by value) collecting K/V buffers per module and every parameter/buffer storage.
+void walk(const torch::nn::Module& module, std::vector<KvGroup>& groups, std::set<const void*>& reachable) {
+  KvGroup group{unqualified(module.name()), {}};
+  for (const auto& item : module.named_buffers(/*recurse=*/false)) {
+    const at::Tensor& tensor = item.value();
+    if (!tensor.defined()) continue;
+    if (tensor.has_storage()) reachable.insert(tensor.storage().data());
+    if (is_kv_name(item.key()) && tensor.dim() >= 2) group.tensors.push_back(tensor);
+  }
+  for (const auto& item : module.named_parameters(/*recurse=*/false))
+    if (item.value().defined() && item.value().has_storage()) reachable.insert(item.value().storage().data());
+  if (!group.tensors.empty()) groups.push_back(std::move(group));
+  for (const auto& child : module.named_children()) walk(*child.value(), groups, reachable);
+}
+
+std::int64_t product(at::IntArrayRef sizes, std::size_t begin, std::size_t end) {
+  std::int64_t out = 1;
+  for (std::size_t i = begin; i < end; ++i) out *= sizes[i];
+  return out;
+}
+
+class Host {
+ public:
+  Host(Arguments args, EventStream& stream) : args_(std::move(args)), stream_(stream) {}
+
+  void run() {
+    tracker_.install();
+    const std::string device = resolve_device();
+    stream_.emit(stream_.line("start")
+                     .add("pid", static_cast<std::int64_t>(::getpid()))
+                     .null("python")
+                     .add("torch", TORCH_VERSION)
+                     .null("transformers")
+                     .add("device", device)
+                     .add("host", "kvlint-model-host")
+                     .add("plugin", args_.plugin_path)
+                     .add("line_info", Symbolizer::has_line_info()));
+    plugin::CreateFn create = load_plugin();
+    if (create == nullptr) return;
+
+    const std::uint64_t before_build = tracker_.sequence();
+    std::unique_ptr<plugin::Model> model;
+    try {
+      const plugin::Config config(args_.config, device);
+      model.reset(create(&config));
+      if (!model) throw std::runtime_error("kvlint_model_create_v1 returned null");
+    } catch (...) {
+      error("build", 0, std::current_exception());
+      return;
+    }
+    report_observations(*model, "build", 0, before_build);
+    for (const auto& path : args_.paths)
+      for (int concurrency : args_.concurrency) run_path(*model, path, concurrency);
+  }
+
+  void error(const std::optional<std::string>& path, std::optional<int> concurrency,
+             std::exception_ptr failure, const std::string& prefix = "") {
+    std::string kind = "exception", message;
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::bad_alloc& e) {
+      kind = "memory";
+      message = std::string("std::bad_alloc: ") + e.what();
+    } catch (const c10::OutOfMemoryError& e) {
+      kind = "memory";
+      message = std::string("OutOfMemoryError: ") + e.what_without_backtrace();
+    } catch (const c10::Error& e) {
+      message = std::string("c10::Error: ") + e.what_without_backtrace();
+    } catch (const std::exception& e) {
+      message = demangled_type(e) + ": " + e.what();
+    } catch (...) {
+      message = "a non-standard exception";
+    }
+    emit_error(path, concurrency, kind, prefix + message);
+  }
+
+  void emit_error(const std::optional<std::string>& path, std::optional<int> concurrency,
+                  const std::string& kind, const std::string& message) {
+    auto line = stream_.line("error");
+    line.add("path", path)
+        .add("concurrency", concurrency)
+        .add("kind", kind)
+        .add("message", message.substr(0, 2000));
+    stream_.emit(line);
+  }
+
+ private:
+  static std::string demangled_type(const std::exception& e) {
+    int status = 0;
+    char* name = abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status);
+    std::string out = status == 0 && name != nullptr ? name : typeid(e).name();
+    std::free(name);
+    return out;
+  }
+
+  std::string resolve_device() const {
+    const bool cuda = at::globalContext().hasCUDA();
+    if (args_.device == "auto" || args_.device.empty()) return cuda ? "cuda" : "cpu";
+    if (args_.device == "cuda" && !cuda)
+      throw std::runtime_error("device 'cuda' requested but LibTorch sees no CUDA device");
+    return args_.device;
+  }
+
+  // dlopen + the stamp check; emits the "import" error and returns null when the plugin is unusable.
+  plugin::CreateFn load_plugin() {
+    handle_ = ::dlopen(args_.plugin_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle_ == nullptr) {
+      const char* why = ::dlerror();
+      emit_error(std::nullopt, std::nullopt, "import",
+                 std::string("cannot load plugin: ") + (why ? why : "?"));
+      return nullptr;
+    }
+    auto stamp_fn = reinterpret_cast<plugin::StampFn>(::dlsym(handle_, "kvlint_model_plugin_stamp"));
+    if (stamp_fn == nullptr) {
+      emit_error(std::nullopt, std::nullopt, "import",
+                 args_.plugin_path +
+                     " is not a kvlint model plugin: it exports no kvlint_model_plugin_stamp "
+                     "(define the model with KVLINT_MODEL_PLUGIN)");
+      return nullptr;
+    }
+    const plugin::Stamp& stamp = *stamp_fn();
+    const std::string plugin_torch(stamp.torch_version,
+                                   strnlen(stamp.torch_version, sizeof stamp.torch_version));
+    std::string mismatch;
+    if (stamp.api_version != plugin::kApiVersion)
+      mismatch = "plugin API version " + std::to_string(stamp.api_version) + ", the host speaks " +
+                 std::to_string(plugin::kApiVersion);
+    else if (stamp.cxx11_abi != _GLIBCXX_USE_CXX11_ABI)
+      mismatch =
+          "the plugin was built with _GLIBCXX_USE_CXX11_ABI=" + std::to_string(stamp.cxx11_abi) +
+          ", the host and its LibTorch with _GLIBCXX_USE_CXX11_ABI=" + std::to_string(_GLIBCXX_USE_CXX11_ABI);
+    else if (!plugin_torch.empty() && plugin_torch != TORCH_VERSION)
+      mismatch =
+          "the plugin was built against LibTorch " + plugin_torch + ", the host runs LibTorch " TORCH_VERSION;
+    if (!mismatch.empty()) {
+      emit_error(std::nullopt, std::nullopt, "import", "ABI mismatch: " + mismatch + "; rebuild the plugin");
+      return nullptr;
+    }
+    auto create = reinterpret_cast<plugin::CreateFn>(::dlsym(handle_, "kvlint_model_create_v1"));
+    if (create == nullptr) {
+      emit_error(
+          std::nullopt, std::nullopt, "import",
+          args_.plugin_path + " exports no entry symbol kvlint_model_create_v1 (KVLINT_MODEL_PLUGIN(Model))");
+      return nullptr;
+    }
+    locate_plugin(reinterpret_cast<const void*>(create));
+    return create;
+  }
+
+  // The plugin's load address and segments, for the allocator's frame filter and the symbolizer.
+  void locate_plugin(const void* symbol) {
+    Dl_info info{};
+    if (::dladdr(symbol, &info) == 0 || info.dli_fbase == nullptr) return;
+    struct Search {
+      std::uintptr_t base;
+      std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;
+    } search{reinterpret_cast<std::uintptr_t>(info.dli_fbase), {}};
+    ::dl_iterate_phdr(
+        [](dl_phdr_info* phdr, std::size_t, void* data) {
+          auto* s = static_cast<Search*>(data);
+          std::uintptr_t low = UINTPTR_MAX;
+          for (int i = 0; i < phdr->dlpi_phnum; ++i)
+            if (phdr->dlpi_phdr[i].p_type == PT_LOAD)
+              low = std::min<std::uintptr_t>(low, phdr->dlpi_addr + phdr->dlpi_phdr[i].p_vaddr);
+          if (low != s->base) return 0;
+          for (int i = 0; i < phdr->dlpi_phnum; ++i) {
+            const auto& segment = phdr->dlpi_phdr[i];
+            if (segment.p_type == PT_LOAD && (segment.p_flags & PF_X) != 0)
+              s->ranges.emplace_back(phdr->dlpi_addr + segment.p_vaddr,
+                                     phdr->dlpi_addr + segment.p_vaddr + segment.p_memsz);
+          }
+          s->base = phdr->dlpi_addr;
+          return 1;
+        },
+        &search);
+    tracker_.set_plugin_ranges(search.ranges);
+    symbolizer_ = std::make_unique<Symbolizer>(info.dli_fname != nullptr ? info.dli_fname : args_.plugin_path,
+                                               search.base);
+  }
+
+  void run_path(plugin::Model& model, const std::string& path, int concurrency) {
+    const std::uint64_t before = tracker_.sequence();
+    bool ok = true;
+    try {
+      model.run(path, concurrency, args_.steps);
+    } catch (...) {
+      ok = false;
+      error(path, concurrency, std::current_exception());
+    }
+    report_observations(model, path, concurrency, before);
+    if (ok) report_declarations(model, path, concurrency);
+    stream_.emit(stream_.line("path_done").add("path", path).add("concurrency", concurrency).add("ok", ok));
+  }
+
+  SourceSite site_of(const LiveAllocation& allocation) {
+    if (!symbolizer_ || allocation.frame_count == 0) return {};
+    return symbolizer_->site({allocation.frames.begin(), allocation.frames.begin() + allocation.frame_count});
+  }
+
+  JsonLine cache_line(const std::string& path, int concurrency, const std::string& cache_class,
+                      const SourceSite& site, const std::string& owner) {
+    auto line = stream_.line("cache");
+    line.add("path", path).add("concurrency", concurrency).add("class", cache_class);
+    line.add("file", site.file.empty() ? args_.plugin_path : site.file)
+        .add("line", static_cast<std::int64_t>(site.line));
+    if (owner.empty())
+      line.null("owner");
+    else
+      line.add("owner", owner);
+    return line;
+  }
+
+  void report_observations(plugin::Model& model, const std::string& path, int concurrency,
+                           std::uint64_t since) {
+    std::vector<KvGroup> groups;
+    std::set<const void*> reachable;
+    if (const torch::nn::Module* root = model.root()) walk(*root, groups, reachable);
+    for (const auto& group : groups) report_buffers(group, path, concurrency);
+    report_unreachable(path, concurrency, since, reachable);
+  }
+
+  // One event per module holding registered K/V buffers: [..., rows, kv_heads, positions, head_dim].
+  void report_buffers(const KvGroup& group, const std::string& path, int concurrency) {
+    std::int64_t rows = 0, positions = 0, layers = 0, logical = 0, bytes = 0;
+    std::set<const void*> storages;
+    LiveAllocation first{};
+    bool located = false;
+    for (const auto& tensor : group.tensors) {
+      const auto sizes = tensor.sizes();
+      const std::size_t n = sizes.size();
+      rows = std::max<std::int64_t>(rows, n >= 4 ? sizes[n - 4] : sizes[0]);
+      positions = std::max<std::int64_t>(positions, sizes[n - 2]);
+      layers = std::max<std::int64_t>(layers, n > 4 ? product(sizes, 0, n - 4) : 1);
+      logical += static_cast<std::int64_t>(tensor.numel()) * static_cast<std::int64_t>(tensor.element_size());
+      const void* data = tensor.storage().data();
+      if (storages.insert(data).second) bytes += static_cast<std::int64_t>(tensor.storage().nbytes());
+      if (!located) located = tracker_.find(data, first);
+    }
+    const SourceSite site = located ? site_of(first) : SourceSite{};
+    auto line = cache_line(path, concurrency, "registered K/V buffers", site, group.owner);
+    line.add("rows", rows).add("positions", positions).add("layers", layers).add("bytes", bytes);
+    line.add("bytes_per_row", rows > 0 ? logical / rows : 0).add("logical_bytes", logical);
+    line.add("objects", static_cast<std::int64_t>(group.tensors.size())).add("alive_after_step", true);
+    line.add("in_capture", false).add("growth", std::vector<std::int64_t>{});
+    stream_.emit(line);
+  }
+
+  // Memory allocated on this path, alive after it and behind no parameter or buffer: hidden state
+  // such as a per-request std::unordered_map of K/V. Grouped by owner class (K and V may be two
+  // allocations on two lines); rows: the live allocations of the group's busiest line.
+  void report_unreachable(const std::string& path, int concurrency, std::uint64_t since,
+                          const std::set<const void*>& reachable) {
+    struct Line {
+      SourceSite site;
+      std::int64_t count = 0, bytes = 0;
+    };
+    std::map<std::string, std::map<std::pair<std::string, std::uint32_t>, Line>> by_owner;
+    for (const auto& allocation : tracker_.live()) {
+      if (allocation.sequence <= since || reachable.count(allocation.data) != 0 ||
+          allocation.frame_count == 0)
+        continue;
+      SourceSite site = site_of(allocation);
+      if (site.file.empty() && site.function.empty()) continue;
+      Line& line = by_owner[site.owner][{site.file, site.line}];
+      line.site = site;
+      line.count += 1;
+      line.bytes += static_cast<std::int64_t>(allocation.bytes);
+    }
+    for (const auto& [owner, lines] : by_owner) {
+      const Line* busiest = nullptr;
+      std::int64_t bytes = 0, objects = 0;
+      for (const auto& [key, line] : lines) {
+        bytes += line.bytes;
+        objects += line.count;
+        if (busiest == nullptr || line.count > busiest->count ||
+            (line.count == busiest->count && line.bytes > busiest->bytes))
+          busiest = &line;
+      }
+      const std::int64_t rows = busiest->count;
+      auto event = cache_line(path, concurrency, "allocation", busiest->site, owner);
+      event.add("rows", rows)
+          .add("positions", std::int64_t{0})
+          .add("layers", std::int64_t{0})
+          .add("bytes", bytes);
+      event.add("bytes_per_row", rows > 0 ? bytes / rows : 0).add("logical_bytes", bytes);
+      event.add("objects", objects).add("alive_after_step", true).add("in_capture", false);
+      event.add("growth", std::vector<std::int64_t>{}).add("function", busiest->site.function);
+      stream_.emit(event);
+    }
+  }
+
+  void report_declarations(plugin::Model& model, const std::string& path, int concurrency) {
+    std::vector<plugin::Declared> declared;
+    try {
+      declared = model.model_local_kv_specs();
+    } catch (...) {
+      error(path, concurrency, std::current_exception(), "collecting declarations: ");
+      return;
+    }
+    for (const auto& [owner, spec] : declared) {
+      const std::int64_t rows = spec.row_count(concurrency);
+      auto line = stream_.line("declaration");
+      line.add("path", path).add("concurrency", concurrency).null("collector").add("owner", owner);
+      line.add("name", spec.name).add("bytes_per_row", spec.bytes_per_row());
+      line.add("rows_driver", std::string(model_local_kv::name_of(spec.rows)));
+      if (spec.rows == model_local_kv::RowDriver::Fixed)
+        line.add("rows_fixed", spec.rows_fixed);
+      else
+        line.null("rows_fixed");
+      line.add("rows", rows).add("total_bytes", spec.bytes_per_row() * rows);
+      line.add("capacity", spec.physical_capacity_positions)
+          .add("scope", std::string(model_local_kv::name_of(spec.scope)));
+      line.add("capacity_source", spec.capacity_source).add("declared", true);
+      stream_.emit(line);
+    }
+    if (!declared.empty()) return;
+    // "Declares nothing" must be visible, as in the Python harness.
+    std::vector<std::string> owners = args_.owners.empty() ? std::vector<std::string>{""} : args_.owners;
+    for (const auto& owner : owners) {
+      auto line = stream_.line("declaration");
+      line.add("path", path)
+          .add("concurrency", concurrency)
+          .null("collector")
+          .add("owner", owner)
+          .null("name");
+      line.add("bytes_per_row", std::int64_t{0})
+          .null("rows_driver")
+          .null("rows_fixed")
+          .add("rows", std::int64_t{0});
+      line.add("total_bytes", std::int64_t{0}).null("capacity").null("scope").null("capacity_source");
+      line.add("declared", false);
+      stream_.emit(line);
+    }
+  }
+
+  Arguments args_;
+  EventStream& stream_;
+  AllocationTracker tracker_{c10::GetDefaultCPUAllocator()};
+  void* handle_ = nullptr;  // never dlclose'd: tensors and vtables of the plugin live until exit
+  std::unique_ptr<Symbolizer> symbolizer_;
+};
+
+}  // namespace
+}  // namespace kvlint::model_host
+
+int main(int argc, char** argv) {
+  using namespace kvlint::model_host;
+  Arguments args;
+  try {
+    args = parse_arguments(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kvlint-model-host: %s\n", e.what());
+    return 2;
+  }
+  EventStream stream(args.name);
+  // The host is never destroyed: the allocator it installed must outlive every CPU tensor, and
+  // the plugin's static destructors must not run after the plugin's model is gone. The process
+  // ends with _exit once "end" is out.
+  auto* host = new Host(args, stream);
+  try {
+    host->run();
+  } catch (...) {
+    host->error(std::nullopt, std::nullopt, std::current_exception());
+  }
+  stream.emit(stream.line("end"));
+  std::fflush(nullptr);
+  ::_exit(0);
+}
