@@ -259,10 +259,14 @@ TEST(Pipeline, WarmCacheParsesNothingAndGivesTheSameResult) {
   EXPECT_EQ(cold.stats.files_found, 2u);
   EXPECT_EQ(cold.stats.files_parsed, 1u);
   EXPECT_EQ(cold.stats.files_skipped, 1u);  // the prefilter: no anchor in other.py
+  const std::size_t m_bytes = kTwoSuppressions.size();
+  EXPECT_EQ(cold.stats.bytes_read, m_bytes + std::string_view("print('nothing to see')\n").size());
+  EXPECT_EQ(cold.stats.bytes_parsed, m_bytes);
   EXPECT_TRUE(fs::exists(dir.path() / ".kvlint_cache/facts-cache.cbor"));
   const auto warm = check(dir, true);
   EXPECT_EQ(warm.stats.files_parsed, 0u);
   EXPECT_EQ(warm.stats.files_cached, 1u);
+  EXPECT_EQ(warm.stats.bytes_parsed, 0u);
   ASSERT_EQ(warm.findings.size(), cold.findings.size());
   for (std::size_t i = 0; i < warm.findings.size(); ++i) {
     EXPECT_EQ(warm.findings[i].fingerprint, cold.findings[i].fingerprint);
@@ -276,13 +280,16 @@ TEST(Pipeline, WarmCacheParsesNothingAndGivesTheSameResult) {
 TEST(Pipeline, ProjectCacheSubclassesWidenTheVocabulary) {
   TempDir dir;
   // base.py mentions a vocabulary class; user.py only the project subclass.
-  dir.write("base.py", "from transformers import DynamicCache\nclass RingCache(DynamicCache):\n    pass\n");
-  dir.write("user.py",
-            "from base import RingCache\nclass Owner:\n    def __init__(self):\n"
-            "        self.c = RingCache()\n");
+  const std::string base = "from transformers import DynamicCache\nclass RingCache(DynamicCache):\n    pass\n";
+  const std::string user =
+      "from base import RingCache\nclass Owner:\n    def __init__(self):\n        self.c = RingCache()\n";
+  dir.write("base.py", base);
+  dir.write("user.py", user);
   const auto result = check(dir, false, 2);
   EXPECT_EQ(result.stats.files_parsed, 2u);
   EXPECT_EQ(result.stats.files_skipped, 0u);
+  // base.py names the new subclass too, so the widened vocabulary parses it again: every parse counts.
+  EXPECT_EQ(result.stats.bytes_parsed, 2 * base.size() + user.size());
 }
 
 TEST(Pipeline, SkippedFilesDefiningBaseClassesAreParsed) {

@@ -102,7 +102,9 @@ ReadOutcome read_source(const std::filesystem::path& path, const std::string& di
                                            static_cast<long long>(st.st_size), max_bytes));
     return out;
   }
-  out.content.resize(static_cast<std::size_t>(st.st_size));
+  // One byte past the size fstat gave, so an unchanged file reads to EOF without growing
+  // the buffer (doubling it would hold twice each file's bytes for the whole run).
+  out.content.resize(static_cast<std::size_t>(st.st_size) + 1);
   std::size_t got = 0;
   // Read until EOF: the file may have grown or shrunk since fstat.
   while (true) {
