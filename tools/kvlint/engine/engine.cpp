@@ -25,8 +25,8 @@
 #include "tools/kvlint/engine/discovery.hpp"
 #include "tools/kvlint/engine/result_cache.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
-#include "tools/kvlint/engine/workers.hpp"
 #include "tools/kvlint/engine/suppressions.hpp"
+#include "tools/kvlint/engine/workers.hpp"
 
 namespace kvlint {
 namespace fs = std::filesystem;
@@ -336,7 +336,8 @@ class ProjectRun {
       }
       CachedAnalysis analysis;
       try {
-        analysis.facts = analyzers.local(worker).analyze(state.file.display, state.content, state.module_name);
+        analysis.facts =
+            analyzers.local(worker).analyze(state.file.display, state.content, state.module_name);
       } catch (const std::exception& e) {
         // A front-end failure on one file must not take the run down.
         Diagnostic d;

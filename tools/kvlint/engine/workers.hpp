@@ -80,7 +80,8 @@ class Workers {
 template <typename T>
 class PerWorker {
  public:
-  PerWorker(const Workers& workers, std::function<T()> make) : slots_(workers.count()), make_(std::move(make)) {}
+  PerWorker(const Workers& workers, std::function<T()> make)
+      : slots_(workers.count()), make_(std::move(make)) {}
   // Only worker `worker` may call this with its own index while a loop runs.
   T& local(unsigned worker) {
     auto& slot = slots_.at(worker);
