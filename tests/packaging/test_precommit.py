@@ -83,8 +83,12 @@ class Talker(nn.Module):
         self._caches = {}
 
     def step(self, request_id):
-        return self._caches.setdefault(request_id, DynamicCache()){suppression}
+        return self._caches.setdefault(request_id, DynamicCache())SUPPRESSION
 """
+
+
+def undeclared(suppression: str = "") -> str:
+    return UNDECLARED.replace("SUPPRESSION", suppression)
 
 
 def git_env(**extra: str) -> dict:
@@ -156,30 +160,38 @@ def unstage_all(repo: Path) -> None:
     run(["git", "clean", "-qfdx"], cwd=repo, env=git_env())
 
 
-@pytest.fixture(scope="session")
-def installed_hook(user_repo, kvlint_snapshot, pre_commit_home) -> Path:
-    """`pre-commit try-repo` on a staged undeclared cache: installs the hook
-    (builds kvlint into pre-commit's environment) and must fail."""
-    stage(user_repo, "codec/talker.py", UNDECLARED.format(suppression=""))
+def output(proc: subprocess.CompletedProcess) -> str:
+    # Under `git commit` the hook's report goes to stderr; under pre-commit to stdout.
+    return proc.stdout + proc.stderr
+
+
+def test_try_repo_blocks_a_staged_undeclared_cache(user_repo, kvlint_snapshot, pre_commit_home):
+    """`pre-commit try-repo` (a throw-away store: it builds kvlint every time)."""
+    stage(user_repo, "codec/talker.py", undeclared())
     snapshot, rev = kvlint_snapshot
     tried = run([*PRE_COMMIT, "try-repo", snapshot, "kvlint", "--ref", rev], cwd=user_repo,
                 env=hook_env(pre_commit_home), check=False)
-    print(tried.stdout[-3000:], tried.stderr[-3000:])
-    assert tried.returncode == 1, tried.stdout + tried.stderr
-    assert "KV101" in tried.stdout and "codec/talker.py" in tried.stdout
+    assert tried.returncode == 1, output(tried)
+    assert "KV101" in tried.stdout and "codec/talker.py" in tried.stdout, output(tried)
     unstage_all(user_repo)
-    run([*PRE_COMMIT, "install"], cwd=user_repo, env=hook_env(pre_commit_home))
+
+
+@pytest.fixture(scope="session")
+def installed_hook(user_repo, pre_commit_home) -> Path:
+    """The repository's .pre-commit-config.yaml installed as its git hook, the
+    hook's environment built once (online) into a kept pre-commit home."""
+    run([*PRE_COMMIT, "install", "--install-hooks"], cwd=user_repo, env=hook_env(pre_commit_home))
     return pre_commit_home
 
 
 def test_commit_adding_an_undeclared_cache_is_blocked(user_repo, installed_hook):
     before = run(["git", "rev-parse", "HEAD"], cwd=user_repo).stdout
-    stage(user_repo, "codec/talker.py", UNDECLARED.format(suppression=""))
+    stage(user_repo, "codec/talker.py", undeclared())
     blocked = commit(user_repo, hook_env(installed_hook))
     assert blocked.returncode != 0
-    assert "KV101" in blocked.stdout and "codec/talker.py" in blocked.stdout, blocked.stdout
-    # Only the staged file is reported: base.py's own finding stays silent.
-    assert "codec/base.py" not in blocked.stdout + blocked.stderr, blocked.stdout
+    assert "KV101" in output(blocked) and "codec/talker.py" in output(blocked), output(blocked)
+    # Only the staged file is reported: base.py's own finding (Scratchpad) stays silent.
+    assert "codec/base.py" not in output(blocked), output(blocked)
     assert run(["git", "rev-parse", "HEAD"], cwd=user_repo).stdout == before
     unstage_all(user_repo)
 
@@ -187,36 +199,40 @@ def test_commit_adding_an_undeclared_cache_is_blocked(user_repo, installed_hook)
 def test_a_cache_declared_by_an_unstaged_base_class_passes(user_repo, installed_hook):
     stage(user_repo, "codec/codec.py", INHERITING)
     passed = commit(user_repo, hook_env(installed_hook))
-    assert passed.returncode == 0, passed.stdout + passed.stderr
-    assert "kvlint" in passed.stdout and "Passed" in passed.stdout, passed.stdout
+    assert passed.returncode == 0, output(passed)
+    assert "kvlint" in output(passed) and "Passed" in output(passed), output(passed)
+    run(["git", "reset", "-q", "--hard", "HEAD~1"], cwd=user_repo, env=git_env())
     # The control: the same class deriving from a base without a declaration fails.
     stage(user_repo, "codec/codec.py",
           INHERITING.replace("from .base import CodecDecoderBase", "from torch.nn import Module as CodecDecoderBase"))
     failed = commit(user_repo, hook_env(installed_hook))
-    assert failed.returncode != 0 and "KV101" in failed.stdout and "codec/codec.py" in failed.stdout, failed.stdout
+    assert failed.returncode != 0 and "KV101" in output(failed), output(failed)
+    assert "codec/codec.py" in output(failed), output(failed)
     unstage_all(user_repo)
 
 
 def test_suppression_comment_is_honoured(user_repo, installed_hook):
-    stage(user_repo, "codec/talker.py",
-          UNDECLARED.format(suppression="  # kvlint: ignore[KV101] the engine's runner declares it"))
+    stage(user_repo, "codec/talker.py", undeclared("  # kvlint: ignore[KV101] the engine's runner declares it"))
     passed = commit(user_repo, hook_env(installed_hook))
-    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert passed.returncode == 0, output(passed)
     run(["git", "reset", "-q", "--hard", "HEAD~1"], cwd=user_repo, env=git_env())
 
 
 def test_hook_runs_offline_after_the_first_install(user_repo, installed_hook, kvlint_snapshot, tmp_path):
-    stage(user_repo, "codec/talker.py", UNDECLARED.format(suppression=""))
     offline = hook_env(installed_hook, **OFFLINE_ENV)
+    stage(user_repo, "codec/talker.py", undeclared())
     blocked = commit(user_repo, offline)
-    assert blocked.returncode != 0 and "KV101" in blocked.stdout, blocked.stdout + blocked.stderr
-    snapshot, rev = kvlint_snapshot
-    tried = run([*PRE_COMMIT, "try-repo", snapshot, "kvlint", "--ref", rev], cwd=user_repo, env=offline, check=False)
-    assert tried.returncode == 1 and "KV101" in tried.stdout, tried.stdout + tried.stderr
-    # The control: with an empty pre-commit home the same offline install fails,
-    # so the runs above really had no network.
-    cold = run([*PRE_COMMIT, "try-repo", snapshot, "kvlint", "--ref", rev], cwd=user_repo,
-               env=hook_env(tmp_path / "empty-home", **OFFLINE_ENV), check=False, timeout=300)
-    assert cold.returncode != 0 and "KV101" not in cold.stdout, cold.stdout + cold.stderr
-    assert "error" in (cold.stdout + cold.stderr).lower(), cold.stdout + cold.stderr
+    assert blocked.returncode != 0 and "KV101" in output(blocked), output(blocked)
+    unstage_all(user_repo)
+    stage(user_repo, "codec/codec.py", INHERITING)
+    passed = commit(user_repo, offline)
+    assert passed.returncode == 0, output(passed)
+    run(["git", "reset", "-q", "--hard", "HEAD~1"], cwd=user_repo, env=git_env())
+    # The control: with an empty pre-commit home the same offline run must
+    # install, and fails, so the runs above really had no network.
+    stage(user_repo, "codec/talker.py", undeclared())
+    cold = run([*PRE_COMMIT, "run"], cwd=user_repo, env=hook_env(tmp_path / "empty-home", **OFFLINE_ENV),
+               check=False, timeout=300)
+    assert cold.returncode != 0 and "KV101" not in output(cold), output(cold)
+    assert "Installing environment" in output(cold), output(cold)
     unstage_all(user_repo)
