@@ -22,6 +22,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 # Graph-capture names the front end looks for (shared/DESIGN.md, Vocabulary);
@@ -40,6 +41,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--results", required=True, type=pathlib.Path)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--semgrep-timeout", type=float, default=240)
+    parser.add_argument("--site-tree", type=pathlib.Path,
+                        help="stdlib + site-packages directory for the kvlint vs ripgrep comparison")
     return parser.parse_args()
 
 
@@ -79,26 +82,47 @@ class Tool:
         self.ok_codes = ok_codes
         self.times: list[float] = []
         self.cpu_times: list[float] = []  # user + system of the process tree
+        self.peak_rss: list[float] = []   # MB, the largest process of the tree, per run
         self.last_cpu = 0.0
+        self.last_rss = 0.0
         self.error = ""
 
     def run_once(self, cwd: pathlib.Path, timeout: float | None = None) -> float | None:
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # wait4 gives this run's own CPU time and peak RSS (RUSAGE_CHILDREN would
+        # give the peak over every child so far).
         start = time.perf_counter()
-        try:
-            done = subprocess.run(self.argv, cwd=cwd, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, timeout=timeout)
-        except subprocess.TimeoutExpired:
+        with open(os.devnull, "wb") as devnull, \
+                subprocess.Popen(self.argv, cwd=cwd, stdout=devnull, stderr=subprocess.PIPE) as child:
+            timed_out = threading.Event()
+
+            def kill() -> None:
+                timed_out.set()
+                child.kill()
+
+            timer = threading.Timer(timeout, kill) if timeout else None
+            if timer:
+                timer.start()
+            stderr_tail = child.stderr.read()[-2000:] if child.stderr else b""
+            _, status, usage = os.wait4(child.pid, 0)
+            child.returncode = os.waitstatus_to_exitcode(status)
+            if timer:
+                timer.cancel()
+        elapsed = time.perf_counter() - start
+        if timed_out.is_set():
             self.error = f"timed out after {timeout:.0f} s"
             return None
-        elapsed = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        self.last_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        if done.returncode not in self.ok_codes:
-            tail = done.stderr.decode(errors="replace").strip()[-300:]
-            self.error = f"exit {done.returncode}: {tail}"
+        self.last_cpu = usage.ru_utime + usage.ru_stime
+        self.last_rss = usage.ru_maxrss / 1024  # KB on Linux
+        if child.returncode not in self.ok_codes:
+            tail = stderr_tail.decode(errors="replace").strip()[-300:]
+            self.error = f"exit {child.returncode}: {tail}"
             return None
         return elapsed
+
+    def record(self, elapsed: float) -> None:
+        self.times.append(elapsed)
+        self.cpu_times.append(self.last_cpu)
+        self.peak_rss.append(self.last_rss)
 
 
 def seconds(value: float | None) -> str:
@@ -162,15 +186,18 @@ def main() -> int:
     rg_argv = [args.rg, "-c"]
     for name in cache_class_names(args.vocabulary) + ["use_cache"] + CAPTURE_PATTERNS:
         rg_argv += ["-e", name]
+    kvlint_cold_argv = kvlint_check[:2] + ["--no-cache"] + kvlint_check[2:]
     tools = [
-        Tool("kvlint cold", kvlint_check[:2] + ["--no-cache"] + kvlint_check[2:] + subdirs),
+        Tool("kvlint cold", kvlint_cold_argv + subdirs),
         Tool("kvlint warm", kvlint_cached + subdirs),
         Tool("ripgrep", rg_argv + subdirs, ok_codes=(0, 1)),
         Tool("ruff", [args.ruff, "check", "--no-cache", "--isolated", "--select", RUFF_RULE,
                       "--exit-zero", "--quiet"] + subdirs),
+        # One core: what a single-core CI runner or an editor's one worker pays.
+        Tool("kvlint cold -j1", kvlint_cold_argv + ["-j", "1"] + subdirs),
     ]
     # One untimed run each of rg and ruff so every tool starts with warm page cache.
-    for tool in tools[2:]:
+    for tool in tools[2:4]:
         tool.run_once(corpus)
     print(f"\ntiming {args.reps} rounds (round-robin: {', '.join(t.name for t in tools)})")
     for _ in range(args.reps):
@@ -179,8 +206,7 @@ def main() -> int:
                 continue
             elapsed = tool.run_once(corpus)
             if elapsed is not None:
-                tool.times.append(elapsed)
-                tool.cpu_times.append(tool.last_cpu)
+                tool.record(elapsed)
 
     warm_check = subprocess.run(kvlint_cached + ["--verbose"] + subdirs, cwd=corpus,
                                 capture_output=True)
@@ -200,29 +226,59 @@ def main() -> int:
     semgrep_elapsed = semgrep.run_once(corpus, timeout=args.semgrep_timeout)
     semgrep_capped = semgrep_elapsed is None and semgrep.error.startswith("timed out")
     if semgrep_elapsed is not None:
-        semgrep.times.append(semgrep_elapsed)
-        semgrep.cpu_times.append(semgrep.last_cpu)
+        semgrep.record(semgrep_elapsed)
     tools.append(semgrep)
+
+    # kvlint against a text scan on a big installed tree: the stdlib and site-packages of
+    # the python3 on PATH, in place (round-robin as above).
+    site_tools: list[Tool] = []
+    if args.site_tree and args.site_tree.is_dir():
+        site_files, site_lines, site_size = corpus_size(args.site_tree, ["."])
+        print(f"\nstdlib + site-packages: {args.site_tree}: {site_files} Python files, "
+              f"{site_lines} lines, {site_size / 1e6:.1f} MB; {args.reps} rounds")
+        site_tools = [Tool("kvlint cold (site)", kvlint_cold_argv + ["."]),
+                      Tool("ripgrep (site)", rg_argv + ["-t", "py", "."], ok_codes=(0, 1))]
+        for tool in site_tools:
+            tool.run_once(args.site_tree)
+        for _ in range(args.reps):
+            for tool in site_tools:
+                if not tool.error:
+                    elapsed = tool.run_once(args.site_tree)
+                    if elapsed is not None:
+                        tool.record(elapsed)
+    tools += site_tools
 
     # ------------------------------------------------------------ table
     def median(tool: Tool) -> float | None:
         return statistics.median(tool.times) if tool.times else None
 
     cold = median(tools[0])
-    print(f"\n{'tool':<16} {'median':>10} {'min':>10} {'cpu (med)':>10} {'files/s':>10} "
-          f"{'vs kvlint cold':>15}")
+    print(f"\n{'tool':<19} {'median':>10} {'min':>10} {'cpu (med)':>10} {'files/s':>10} "
+          f"{'vs kvlint cold':>15} {'peak RSS':>9}")
     for tool in tools:
+        if tool in site_tools:
+            continue
         mid = median(tool)
         low = min(tool.times) if tool.times else None
         if mid is None:
             bound = f">{args.semgrep_timeout:.0f} s (capped)" if tool is semgrep and semgrep_capped \
                 else f"FAILED: {tool.error}"
-            print(f"{tool.name:<16} {bound}")
+            print(f"{tool.name:<19} {bound}")
             continue
         rate = f"{files / mid:10.0f}" if mid > 0 else "-"
         ratio = f"{mid / cold:14.2f}x" if cold else "-"
         cpu = statistics.median(tool.cpu_times) if tool.cpu_times else None
-        print(f"{tool.name:<16} {seconds(mid):>10} {seconds(low):>10} {seconds(cpu):>10} {rate} {ratio}")
+        rss = f"{max(tool.peak_rss):6.0f} MB" if tool.peak_rss else "-"
+        print(f"{tool.name:<19} {seconds(mid):>10} {seconds(low):>10} {seconds(cpu):>10} {rate} {ratio} "
+              f"{rss:>9}")
+    for tool in site_tools:
+        mid = median(tool)
+        if mid is None:
+            print(f"{tool.name:<19} FAILED: {tool.error}")
+            continue
+        cpu = statistics.median(tool.cpu_times)
+        print(f"{tool.name:<19} {seconds(mid):>10} {seconds(min(tool.times)):>10} {seconds(cpu):>10} "
+              f"{'':>10} {'':>15} {max(tool.peak_rss):6.0f} MB")
 
     # ------------------------------------------------------------ targets
     # Verdicts use wall-time medians; the CPU-time ratio beside each is there
@@ -234,6 +290,7 @@ def main() -> int:
         return a / b if a and b else None
 
     kv_cold, kv_warm, ripgrep, ruff = tools[:4]
+    kv_single = tools[4]
     cold_cpu = cpu_median(kv_cold)
     results = []
 
@@ -265,6 +322,18 @@ def main() -> int:
            1, True)
     target("kvlint warm <= 0.1x kvlint cold", ratio(median(kv_warm), cold),
            ratio(cpu_median(kv_warm), cold_cpu), 0.1, True)
+    if site_tools:
+        site_kv, site_rg = site_tools
+        target("site: kvlint cold <= 3x ripgrep", ratio(median(site_kv), median(site_rg)),
+               ratio(cpu_median(site_kv), cpu_median(site_rg)), 3, True)
+    # Peak RSS, in MB over 300 MB (printed in the ratio columns as a fraction of the limit).
+    for tool in (kv_cold, kv_single, *site_tools[:1]):
+        if tool.peak_rss:
+            peak = max(tool.peak_rss)
+            print(f"  {tool.name + ' peak RSS <= 300 MB':<34} {peak:>8.0f}MB {'':>10}  "
+                  f"{'PASS' if peak <= 300 else 'MISS'}")
+            results.append({"target": f"{tool.name} peak RSS <= 300 MB", "peak_rss_mb": peak,
+                            "verdict": "PASS" if peak <= 300 else "MISS"})
 
     # ------------------------------------------------------------ findings
     print("\nkvlint findings (for false-positive review)")
@@ -296,7 +365,8 @@ def main() -> int:
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "cores": os.cpu_count(), "corpus": {"files": files, "lines": lines, "bytes": size},
         "versions": versions,
-        "times": {t.name: {"wall": t.times, "cpu": t.cpu_times, "error": t.error} for t in tools},
+        "times": {t.name: {"wall": t.times, "cpu": t.cpu_times, "peak_rss_mb": t.peak_rss,
+                           "error": t.error} for t in tools},
         "targets": results,
     }
     (args.results / "bench.json").write_text(json.dumps(record, indent=2))

@@ -152,10 +152,7 @@ def test_installed_kvlint_needs_only_the_c_and_cxx_runtime(installed):
     ldd = run(["ldd", installed / "kvlint"], cwd=installed)
     print(ldd.stdout)
     needed = {line.split()[0].rsplit("/", 1)[-1] for line in ldd.stdout.splitlines() if line.strip()}
-    # Until the static tree-sitter 0.23.2 core (branch `speed`) is merged, Debian's
-    # libtree-sitter 0.20.7 is still linked as a shared object.
-    allowed = RUNTIME_LIBRARIES | {"libtree-sitter.so.0"}
-    assert needed - allowed == set(), ldd.stdout
+    assert needed - RUNTIME_LIBRARIES == set(), ldd.stdout
     assert not any("not found" in line for line in ldd.stdout.splitlines()), ldd.stdout
 
 

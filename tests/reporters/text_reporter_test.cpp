@@ -191,6 +191,21 @@ TEST(TextReporter, StatisticsKeepDiagnosticsAboveTheTable) {
             "1 input problem reported.\n");
 }
 
+TEST(TextReporter, StatisticsCompareBytesReadWithBytesParsed) {
+  CheckResult result;
+  result.stats.files_found = 3;
+  result.stats.files_context = 1;
+  result.stats.files_parsed = 1;
+  result.stats.bytes_read = 4000;
+  result.stats.bytes_parsed = 1000;
+  ReportOptions options;
+  options.statistics = true;
+  EXPECT_EQ(render_report(result, OutputFormat::Text, options),
+            "4 files read (4000 bytes); 1 file parsed (1000 bytes, 25% of those read).\n"
+            "\n"
+            "All checks passed.\n");
+}
+
 TEST(TextReporter, ControlCharactersFromSourceAreShownEscaped) {
   TempDir dir;
   // An escape sequence inside a string before the span, a C1 CSI and a bad byte in the message.

@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -358,6 +359,7 @@ class ProjectRun {
         d.message = problem.message;
         analysis.diagnostics.push_back(std::move(d));
       }
+      bytes_parsed_.fetch_add(state.content.size(), std::memory_order_relaxed);
       if (cache_) cache_->store(key, state.file.absolute.string(), analysis);
       state.facts = std::move(analysis.facts);
       state.analysis_diagnostics = std::move(analysis.diagnostics);
@@ -471,6 +473,7 @@ class ProjectRun {
       }
       if (!changed) break;
     }
+    result_.stats.bytes_parsed = bytes_parsed_.load();
     for (const auto& f : files_) {
       if (!f.readable || !is_reported(f)) continue;
       if (f.parsed)
@@ -541,6 +544,7 @@ class ProjectRun {
   std::string config_location_;
   const std::string& tool_identity_;
   ResultCache* cache_ = nullptr;
+  std::atomic<std::size_t> bytes_parsed_{0};
   std::vector<FileState> files_;
   std::set<std::string> reported_;  // display paths of the reported files
   facts::Vocabulary vocabulary_;
@@ -667,6 +671,7 @@ CheckResult run_check(const CheckOptions& options) {
     result.stats.files_parsed += part.stats.files_parsed;
     result.stats.files_cached += part.stats.files_cached;
     result.stats.files_skipped += part.stats.files_skipped;
+    result.stats.bytes_parsed += part.stats.bytes_parsed;
   }
   std::sort(result.findings.begin(), result.findings.end(), finding_less);
   std::sort(result.diagnostics.begin(), result.diagnostics.end(), diagnostic_less);

@@ -42,6 +42,9 @@ struct CheckStats {
   std::size_t files_cached = 0;   // facts taken from the cache
   std::size_t files_skipped = 0;  // prefilter: cannot match
   std::size_t bytes_read = 0;
+  // Source bytes handed to the parser, every parse counted (a file the vocabulary widening
+  // analyses again counts twice; cached and prefiltered files not at all).
+  std::size_t bytes_parsed = 0;
   // Named or found but not analysable: missing, unreadable, binary, not UTF-8, too large.
   std::size_t files_failed = 0;
 };

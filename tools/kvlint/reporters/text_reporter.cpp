@@ -166,6 +166,13 @@ std::string render_text(const CheckResult& result, const ReportOptions& options)
   if (options.statistics) {
     if (!out.empty()) out += '\n';
     append_statistics(out, result.findings, style);
+    // What the prefilter and the cache saved: bytes read against bytes the parser saw.
+    const CheckStats& s = result.stats;
+    if (s.bytes_read > 0)
+      out += fmt::format("{} read ({} bytes); {} parsed ({} bytes, {:.0f}% of those read).\n",
+                         plural(s.files_found + s.files_context, "file", "files"), s.bytes_read,
+                         plural(s.files_parsed, "file", "files"), s.bytes_parsed,
+                         100.0 * static_cast<double>(s.bytes_parsed) / static_cast<double>(s.bytes_read));
   }
   if (!out.empty() && !out.ends_with("\n\n")) out += '\n';
   append_summary(out, result, totals);

@@ -1,0 +1,221 @@
+// Guards: the conditions a fact sits under (if / else / loop / with / ternary / early return),
+// kept as lazy references on a stack and materialized when a fact is emitted; caller guards.
+#include "analyzers/python/walker.hpp"
+
+namespace kvlint::python::detail {
+
+void FileWalker::push_guard(Open& owner, Guard::Origin origin, bool negated, TSNode condition) {
+  if (ts_node_is_null(condition)) return;
+  Frame* f = function_frame();
+  guards_.push_back({origin, negated, condition, f ? f->params_index : -1, function_depth_});
+  ++owner.guards_pushed;
+}
+
+// Guards that apply here, innermost first: inside a function only the
+// function's own (and enclosing functions') guards count.
+std::vector<GuardRef> FileWalker::active_guard_refs(bool conditional_only) const {
+  std::vector<GuardRef> refs;
+  for (auto it = guards_.rbegin(); it != guards_.rend(); ++it) {
+    if (function_depth_ > 0 && it->function_depth == 0) continue;
+    if (conditional_only && !is_conditional_origin(it->origin)) continue;
+    refs.push_back(*it);
+  }
+  return refs;
+}
+
+Guard FileWalker::materialize(const GuardRef& ref, std::optional<Guard::Origin> origin_override) {
+  Guard g;
+  g.origin = origin_override.value_or(ref.origin);
+  g.negated = ref.negated;
+  g.condition = make_expr(ref.condition, &g.calls);
+  const std::vector<std::string_view>* params =
+      ref.params_index >= 0 ? &params_[static_cast<std::size_t>(ref.params_index)] : nullptr;
+  std::vector<std::string> callees_written;
+  {
+    // Method calls on self name the method; the owner state they read is the
+    // object before it (`self.cfg.get(...)` reads "cfg").
+    std::vector<std::string> unresolved;
+    collect_call_texts(ref.condition, unresolved);
+    callees_written = std::move(unresolved);
+  }
+  for (const auto& name : g.condition.names) {
+    if (starts_with(name, "self.")) {
+      std::string attr = name.substr(5);
+      const bool is_callee =
+          std::find(callees_written.begin(), callees_written.end(), name) != callees_written.end();
+      if (is_callee) {
+        const auto dot = attr.rfind('.');
+        if (dot != std::string::npos) attr.resize(dot);
+      }
+      if (!attr.empty() &&
+          std::find(g.self_attributes.begin(), g.self_attributes.end(), attr) == g.self_attributes.end())
+        g.self_attributes.push_back(std::move(attr));
+      continue;
+    }
+    if (params) {
+      const std::string_view head = std::string_view(name).substr(0, name.find('.'));
+      if (std::find(params->begin(), params->end(), head) != params->end() &&
+          std::find(g.parameters.begin(), g.parameters.end(), head) == g.parameters.end())
+        g.parameters.emplace_back(head);
+    }
+  }
+  return g;
+}
+
+void FileWalker::collect_call_texts(TSNode root, std::vector<std::string>& out) {
+  std::vector<std::string> names;
+  std::vector<TSNode> stack{root};
+  std::size_t visited = 0;
+  while (!stack.empty() && ++visited < kMaxNameWalkNodes) {
+    spend(1);
+    TSNode n = stack.back();
+    stack.pop_back();
+    if (sym(n) == Sym::Call) {
+      TSNode fn = field(n, g_.f_function);
+      if (!ts_node_is_null(fn) && is_dotted(fn)) out.push_back(strip_spaces(text(fn)));
+    }
+    if (sym(n) == Sym::String) continue;
+    for_each_named_child(sub_, n, [&](TSNode child, TSFieldId) {
+      stack.push_back(child);
+      return true;
+    });
+  }
+}
+
+std::vector<Guard> FileWalker::current_guards() {
+  std::vector<Guard> out;
+  for (const auto& ref : active_guard_refs()) out.push_back(materialize(ref));
+  return out;
+}
+
+// Guards that a child opens by its position in the parent.
+void FileWalker::apply_context_guards() {
+  Open& child = open_.back();
+  Open& parent = open_[open_.size() - 2];
+  switch (parent.sym) {
+    case Sym::IfStatement:
+      if (child.field == g_.f_consequence) {
+        push_guard(child, Guard::Origin::If, false, field(parent.node, g_.f_condition));
+      } else if (child.sym == Sym::ElifClause || child.sym == Sym::ElseClause) {
+        const bool is_else = child.sym == Sym::ElseClause;
+        std::vector<TSNode> earlier;
+        for_each_named_child(aux_, parent.node, [&](TSNode arm, TSFieldId fid) {
+          if (ts_node_eq(arm, child.node)) return false;
+          if (fid == g_.f_condition)
+            earlier.push_back(arm);
+          else if (sym(arm) == Sym::ElifClause)
+            earlier.push_back(field(arm, g_.f_condition));
+          return true;
+        });
+        for (TSNode cond : earlier)
+          push_guard(child, is_else ? Guard::Origin::Else : Guard::Origin::If, true, cond);
+      }
+      break;
+    case Sym::ElifClause:
+      if (child.field == g_.f_consequence)
+        push_guard(child, Guard::Origin::If, false, field(parent.node, g_.f_condition));
+      break;
+    case Sym::ForStatement:
+      if (child.field == g_.f_body)
+        push_guard(child, Guard::Origin::Loop, false, field(parent.node, g_.f_right));
+      break;
+    case Sym::WhileStatement:
+      if (child.field == g_.f_body)
+        push_guard(child, Guard::Origin::Loop, false, field(parent.node, g_.f_condition));
+      break;
+    case Sym::WithStatement:
+      if (child.field == g_.f_body) {
+        if (parent.graph_capture >= 0) {
+          captures_open_.push_back(static_cast<std::size_t>(parent.graph_capture));
+          child.pops_capture = true;
+        } else {
+          TSNode clause{};
+          for_each_named_child(aux_, parent.node, [&](TSNode c, TSFieldId) {
+            if (sym(c) != Sym::WithClause) return true;
+            clause = c;
+            return false;
+          });
+          push_guard(child, Guard::Origin::With, false, clause);
+        }
+      }
+      break;
+    case Sym::ConditionalExpression:
+      if (child.sym != Sym::Comment && (child.named_index == 0 || child.named_index == 2)) {
+        TSNode cond = named_child(parent.node, 1);
+        push_guard(child, Guard::Origin::Ternary, child.named_index == 2, cond);
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+bool FileWalker::is_early_return(TSNode if_node) {
+  if (!ts_node_is_null(field(if_node, g_.f_alternative))) return false;
+  TSNode body = field(if_node, g_.f_consequence);
+  if (ts_node_is_null(body)) return false;
+  bool found = false;
+  for_each_named_child(aux_, body, [&](TSNode stmt, TSFieldId) {
+    found = found || sym(stmt) == Sym::ReturnStatement;
+    return !found;
+  });
+  return found;
+}
+
+void FileWalker::on_self_call(TSNode call, std::string_view method) {
+  Frame* f = innermost_frame();
+  if (!f || f->is_class || f->class_state < 0) return;
+  ClassState& cls = *classes_[static_cast<std::size_t>(f->class_state)];
+  cls.self_call_nodes.emplace_back(method, call);
+  if (method != f->method) {
+    auto& info = cls.self_calls[method];
+    if (!info.any_unguarded) {
+      auto refs = active_guard_refs(true);
+      if (refs.empty()) {
+        info.any_unguarded = true;
+        info.guard_sets.clear();
+      } else {
+        info.guard_sets.push_back(std::move(refs));
+      }
+    }
+  }
+  if (f->is_declaration && cls.active_declaration)
+    cls.helper_calls.push_back({*cls.active_declaration, std::string(method), current_guards()});
+  (void)call;
+}
+
+// Caller guards: a method called within its class only from guarded places.
+void FileWalker::apply_caller_guards(const ClassState& cls) {
+  for (const auto& ref : cls.sites) {
+    if (ref.method.empty()) continue;
+    auto it = cls.self_calls.find(ref.method);
+    if (it == cls.self_calls.end() || it->second.any_unguarded || it->second.guard_sets.empty()) continue;
+    std::vector<Guard> extra;
+    for (const auto& set : it->second.guard_sets)
+      for (const auto& gref : set) {
+        Guard g = materialize(gref, Guard::Origin::CallerGuard);
+        const bool dup = std::any_of(extra.begin(), extra.end(), [&](const Guard& e) {
+          return e.negated == g.negated && e.condition.text == g.condition.text;
+        });
+        if (!dup) extra.push_back(std::move(g));
+      }
+    std::vector<Guard>* target = nullptr;
+    switch (ref.kind) {
+      case ClassState::SiteRef::Kind::Cache:
+        target = &out_.cache_sites[ref.index].guards;
+        break;
+      case ClassState::SiteRef::Kind::Implicit:
+        target = &out_.implicit_caches[ref.index].guards;
+        break;
+      case ClassState::SiteRef::Kind::Capture:
+        target = &out_.captures[ref.index].guards;
+        break;
+      case ClassState::SiteRef::Kind::Construction:
+        target = &out_.constructions[ref.index].guards;
+        break;
+    }
+    target->insert(target->end(), extra.begin(), extra.end());
+  }
+}
+
+}  // namespace kvlint::python::detail

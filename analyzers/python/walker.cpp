@@ -1,0 +1,233 @@
+// The walk: one iterative pass over the syntax tree (no recursion), the open-node and frame
+// stacks, and dispatch by node kind to the extractors (see walker.hpp for the map).
+#include "analyzers/python/walker.hpp"
+
+namespace kvlint::python::detail {
+
+void FileWalker::run(TSNode root) {
+  has_errors_ = ts_node_has_error(root);
+  Cursor cursor(root);
+  enter(root, 0);
+  for (;;) {
+    if (steps_ > step_budget_) {
+      stop_over_budget(cursor.node());
+      return;
+    }
+    if (open_.back().descend && ts_tree_cursor_goto_first_child(cursor.get())) {
+      enter(cursor.node(), ts_tree_cursor_current_field_id(cursor.get()));
+      continue;
+    }
+    leave();
+    for (;;) {
+      if (ts_tree_cursor_goto_next_sibling(cursor.get())) {
+        enter(cursor.node(), ts_tree_cursor_current_field_id(cursor.get()));
+        break;
+      }
+      if (!ts_tree_cursor_goto_parent(cursor.get())) {
+        finish();
+        return;
+      }
+      leave();
+    }
+  }
+}
+
+// A file whose analysis would take more steps than its budget is cut off where the walk
+// stands: facts found so far are kept (as for a syntax error) and a problem says so.
+void FileWalker::stop_over_budget(TSNode at) {
+  const Location where = loc(at);
+  while (open_.size() > 1) leave();
+  finish();
+  out_.parse_problems.push_back(
+      {where, "analysis stopped here: the file needs more than " + std::to_string(step_budget_) +
+                  " analysis steps (the per-file budget for its size); facts from here on are missing"});
+}
+
+std::string FileWalker::owner_name() {
+  ClassState* c = owner_state();
+  return c ? c->name : std::string();
+}
+
+std::string FileWalker::method_name() {
+  Frame* f = innermost_frame();
+  return f && !f->is_class ? std::string(f->method) : std::string();
+}
+
+const std::vector<std::string_view>* FileWalker::current_params() {
+  Frame* f = function_frame();
+  return f && f->params_index >= 0 ? &params_[static_cast<std::size_t>(f->params_index)] : nullptr;
+}
+
+bool FileWalker::is_param(std::string_view name) {
+  const auto* p = current_params();
+  return p && std::find(p->begin(), p->end(), name) != p->end();
+}
+
+void FileWalker::enter(TSNode node, TSFieldId field_id) {
+  spend(1);
+  Open o;
+  o.node = node;
+  if (!ts_node_is_named(node)) {
+    o.descend = false;
+    if (has_errors_ && ts_node_is_missing(node)) parse_problem(node, true);
+    open_.push_back(o);
+    return;
+  }
+  o.sym = sym(node);
+  o.field = field_id;
+  if (!open_.empty() && o.sym != Sym::Comment) {
+    Open& parent = open_.back();
+    o.named_index = parent.named_seen++;
+  }
+  open_.push_back(o);
+  if (open_.size() >= 2) apply_context_guards();
+  Open& self = open_.back();
+  if (has_errors_ && (self.sym == Sym::Error || ts_node_is_missing(node)))
+    parse_problem(node, ts_node_is_missing(node));
+
+  switch (self.sym) {
+    case Sym::Comment:
+      on_comment(node);
+      self.descend = false;
+      break;
+    case Sym::String:
+    case Sym::ConcatenatedString:
+      self.descend = false;
+      break;
+    case Sym::ImportStatement:
+    case Sym::ImportFromStatement:
+      on_import(node);
+      self.descend = false;
+      break;
+    case Sym::FutureImport:
+      self.descend = false;
+      break;
+    case Sym::ClassDef:
+      on_class(node);
+      break;
+    case Sym::FunctionDef:
+      on_function(node);
+      break;
+    case Sym::Call:
+      on_call(node);
+      break;
+    case Sym::Assignment:
+    case Sym::AugmentedAssignment:
+      on_assignment(node);
+      break;
+    case Sym::Attribute:
+      if (has_capacity_source_) on_attribute(node);
+      break;
+    case Sym::Subscript:
+      on_subscript(node);
+      break;
+    case Sym::AssertStatement:
+      on_assert(node);
+      break;
+    case Sym::IfStatement:
+      on_if(node);
+      break;
+    case Sym::ForStatement:
+      on_for(node);
+      break;
+    case Sym::WithStatement:
+      on_with(node);
+      break;
+    case Sym::ReturnStatement:
+      on_return(node);
+      break;
+    case Sym::ConditionalExpression:
+      if (has_scope_) on_scope_candidate(node);
+      break;
+    case Sym::BinaryOperator:
+    case Sym::GeneratorExpression:
+    case Sym::ListComprehension:
+      if (has_scope_) on_scope_candidate(node);
+      break;
+    default:
+      break;
+  }
+}
+
+void FileWalker::leave() {
+  Open o = open_.back();
+  open_.pop_back();
+  guards_.resize(guards_.size() - o.guards_pushed);
+  if (o.pops_capture) captures_open_.pop_back();
+  if (o.pops_frame) close_frame();
+  if (o.sym == Sym::IfStatement && !open_.empty() && function_depth_ > 0) {
+    Open& parent = open_.back();
+    if ((parent.sym == Sym::Block || parent.sym == Sym::Module) && is_early_return(o.node))
+      push_guard(parent, Guard::Origin::EarlyReturn, true, field(o.node, g_.f_condition));
+  }
+}
+
+void FileWalker::parse_problem(TSNode node, bool missing) {
+  ++problem_count_;
+  if (out_.parse_problems.size() < kMaxParseProblems) {
+    std::string message = missing ? "missing '" + std::string(ts_node_type(node)) + "'" : "syntax error";
+    out_.parse_problems.push_back({loc(node), std::move(message)});
+  } else if (!more_problems_loc_) {
+    more_problems_loc_ = loc(node);
+  }
+}
+
+void FileWalker::close_frame() {
+  Frame f = std::move(frames_.back());
+  frames_.pop_back();
+  if (f.is_class) {
+    close_class(*classes_[static_cast<std::size_t>(f.class_state)]);
+    return;
+  }
+  --function_depth_;
+  if (f.has_module_walk) finish_collector(f);
+}
+
+// Work that needs the whole class, family by family. The order matters: the implicit sites
+// found here get caller guards too.
+void FileWalker::close_class(ClassState& cls) {
+  finish_pending_implicit_sites(cls);  // calls.cpp
+  finish_class_cache_sites(cls);       // cache_sites.cpp
+  apply_caller_guards(cls);            // guards.cpp
+  finish_class_declarations(cls);      // declarations.cpp
+}
+
+void FileWalker::finish() {
+  if (more_problems_loc_)
+    out_.parse_problems.push_back(
+        {*more_problems_loc_, std::to_string(problem_count_ - kMaxParseProblems) + " more syntax errors"});
+}
+
+// A call node, offered to each family in turn (the order is the order facts are emitted in).
+void FileWalker::on_call(TSNode call) {
+  TSNode fn = field(call, g_.f_function);
+  if (ts_node_is_null(fn)) return;
+  const Sym fs = sym(fn);
+  const bool dotted = is_dotted(fn);
+  const std::string_view simple = dotted ? last_component(fn) : std::string_view{};
+
+  const bool writes_kv = (has_use_cache_ || has_past_key_values_) && writes_kv_call(call);
+  if (!captures_open_.empty() && dotted) note_captured_call(fn, writes_kv);
+  if (!dotted) return;
+  record_call(call, fn, writes_kv);
+
+  Frame* func = function_frame();
+  if (fs == Sym::Attribute && func && (simple == "named_modules" || simple == "modules"))
+    note_module_walk(*func, call, simple);
+  if (fs == Sym::Attribute && is_self_attribute(fn)) on_self_call(call, simple);
+
+  const std::string_view cache_class = cache_class_of_call(call);
+  if (!cache_class.empty()) on_cache_call(call, fn, cache_class);
+
+  const std::string_view resolved = resolved_simple(strip_view(fn));
+  for (const auto& ctor : vocab_.spec_constructors)
+    if (resolved == ctor) on_spec_call(call, ctor);
+  on_forward_candidate(call, fn, simple);
+
+  on_capture_candidate(call, fn, fs == Sym::Attribute && simple == "capture_begin", resolved);
+
+  if (has_use_cache_) on_implicit_candidate(call, fn);
+  if (func) on_construction(call);
+}
+
+}  // namespace kvlint::python::detail

@@ -1,0 +1,490 @@
+// The Python front end's walk over one file, and the per-file state its extractors share.
+// Private to analyzers/python/.
+//
+// One iterative walk (walker.cpp) visits every node once, never by recursion, and dispatches
+// by node kind to the extractors of each fact family. The extractors are member functions of
+// FileWalker, grouped by family, one file per family (the C++ front end, analyzers/cpp/, follows
+// the same file names):
+//   classes.cpp       classes, bases, methods, imports and name resolution, members and
+//                     constants, constructions, ownership hops, declaration forwards
+//   cache_sites.cpp   cache constructions, how each is kept (retention), where a call's cache
+//                     goes (kept)
+//   calls.cpp         call facts, `use_cache=True` calls that build an implicit cache, cache
+//                     keywords, what a callee is rooted at
+//   declarations.cpp  model_local_kv_specs() declarations, spec fields, rows drivers, batch
+//                     evidence, protocol uses (collectors, scope-derived rows)
+//   guards.cpp        the guard stack, conditions, early returns, caller guards
+//   captures.cpp      CUDA graph captures
+//   expressions.cpp   syntax -> facts::Expression / facts::Argument
+//   suppressions.cpp  `# kvlint:` comments
+// They are members rather than separate classes because they lean on each other at every
+// step: a cache site needs the guards, the retention walk, the call's arguments and the
+// enclosing class; a declaration needs the same. One class keeps those calls direct and the
+// behaviour exactly that of the single walk it was split from; the shared state is in one
+// place below.
+//
+// Besides the explicit stack of open nodes, three context stacks are driven by the walk:
+// scope frames (class / function), guards (lazy references to condition nodes, materialized
+// only when a fact is emitted) and open graph captures. Work that needs the whole class
+// (caller guards, declaration helpers, `self.x = None` in __init__) is finished when the
+// class's node closes. Strings are string_views into the source until a fact is emitted.
+#pragma once
+
+#include <tree_sitter/api.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "analyzers/facts/facts.hpp"
+#include "analyzers/facts/vocabulary.hpp"
+#include "analyzers/python/syntax.hpp"
+#include "analyzers/python/text.hpp"
+
+namespace kvlint::python::detail {
+
+using facts::Argument;
+using facts::CacheSite;
+using facts::CaptureSite;
+using facts::Expression;
+using facts::Guard;
+using facts::Location;
+using facts::Retention;
+
+inline bool is_conditional_origin(Guard::Origin o) {
+  return o == Guard::Origin::If || o == Guard::Origin::Else || o == Guard::Origin::EarlyReturn ||
+         o == Guard::Origin::Ternary;
+}
+
+// A guard on the stack: the condition node, materialized into a Guard only
+// when a fact that needs it is emitted.
+struct GuardRef {
+  Guard::Origin origin = Guard::Origin::If;
+  bool negated = false;
+  TSNode condition{};
+  int32_t params_index = -1;    // parameters of the function the guard sits in
+  uint32_t function_depth = 0;  // function frames open when it was pushed
+};
+
+struct ClassState {
+  std::string name;
+  // The class is itself a cache (`class PairedCache(Cache)`): the caches it
+  // builds are its own structure, and the site that counts is its constructor.
+  bool is_cache_class = false;
+  struct SiteRef {
+    enum class Kind { Cache, Implicit, Capture, Construction } kind;
+    std::size_t index;
+    std::string method;
+  };
+  std::vector<SiteRef> sites;
+  // `self.m(...)` calls made inside the class, by callee method name.
+  struct CallerInfo {
+    bool any_unguarded = false;
+    std::vector<std::vector<GuardRef>> guard_sets;
+  };
+  std::unordered_map<std::string_view, CallerInfo> self_calls;
+  std::unordered_map<std::string_view, Location> none_attributes;  // self.x = None in __init__
+  std::unordered_set<std::string> cache_attributes;                // self.x = <cache>(...)
+  struct PendingImplicit {
+    facts::ImplicitCacheSite site;
+    std::string attribute;
+    TSNode call{};
+  };
+  std::vector<PendingImplicit> pending_implicit;
+  // Method definitions and `self.m(...)` call nodes, to see whether an attribute is
+  // assigned before every call that passes it.
+  std::unordered_map<std::string_view, TSNode> method_nodes;
+  std::vector<std::pair<std::string_view, TSNode>> self_call_nodes;
+  // Declarations and what their helpers build.
+  std::vector<facts::Declaration> declarations;
+  struct HelperCall {
+    std::size_t declaration;
+    std::string helper;
+    std::vector<Guard> guards;
+  };
+  std::vector<HelperCall> helper_calls;
+  std::unordered_map<std::string, std::vector<facts::SpecFact>> helper_specs;
+  std::unordered_map<std::string, std::vector<facts::Forward>> helper_forwards;
+  std::optional<std::size_t> active_declaration;
+};
+
+struct Frame {
+  bool is_class = false;
+  TSNode node{};
+  std::string_view name;
+  int32_t class_state = -1;  // owner class (for a function: the class of its method)
+  std::string_view method;   // the class's method this frame sits in; the function itself at module level
+  int32_t params_index = -1;
+  // The MethodFact this frame's calls go to: an index into its class's methods, or
+  // into FileFacts::functions when `method_in_class` is false; -1 for a class frame.
+  int32_t method_fact = -1;
+  bool method_in_class = false;
+  bool is_declaration = false;  // inside the declaration method
+  TSNode module_walk_call{};    // a .named_modules() / .modules() call in this function
+  bool has_module_walk = false;
+  bool walks_named_modules = false;
+  std::vector<std::pair<std::string_view, TSNode>> none_locals;  // `x = None`
+  // `x = <expr>` in source order, for reading a cache argument through one local.
+  std::vector<std::pair<std::string_view, TSNode>> local_values;
+};
+
+// One open node on the walk.
+struct Open {
+  TSNode node{};
+  Sym sym = Sym::Other;
+  TSFieldId field = 0;
+  uint16_t named_index = 0;  // index among the parent's named children
+  uint16_t named_seen = 0;
+  uint32_t guards_pushed = 0;
+  bool pops_frame = false;
+  bool pops_capture = false;
+  bool descend = true;
+  int32_t graph_capture = -1;  // with_statement that opens a graph capture: index in captures
+};
+
+constexpr std::size_t kMaxParseProblems = 20;
+constexpr std::size_t kMaxNames = 64;
+constexpr std::size_t kMaxNameWalkNodes = 4096;
+constexpr std::size_t kMaxCallsPerFunction = 256;
+
+struct SvHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// Everything about one file's walk.
+class FileWalker {
+ public:
+  FileWalker(const Grammar& grammar, const facts::Vocabulary& vocabulary,
+             const std::unordered_set<std::string_view>& cache_names, std::string_view path,
+             std::string_view source, TSNode root, facts::FileFacts& out, uint64_t step_budget)
+      : step_budget_(step_budget),
+        g_(grammar),
+        vocab_(vocabulary),
+        cache_names_(cache_names),
+        path_(path),
+        src_(source),
+        out_(out),
+        aux_(root),
+        sub_(root) {
+    has_use_cache_ = contains(src_, "use_cache");
+    has_past_key_values_ = contains(src_, "past_key_values");
+    has_capacity_source_ = contains(src_, "capacity_source");
+    has_scope_ = contains(src_, "scope");
+  }
+
+  // Steps spent so far: syntax nodes visited by any walk plus bytes scanned by text tests.
+  uint64_t steps() const { return steps_; }
+  void run(TSNode root);
+
+ private:
+  // ---- shared helpers (syntax, scopes) -------------------------------------------
+  void spend(uint64_t steps) const { steps_ += steps; }
+
+  std::string_view text(TSNode n) const {
+    if (ts_node_is_null(n)) return {};
+    const uint32_t start = ts_node_start_byte(n), end = ts_node_end_byte(n);
+    if (start >= src_.size() || end <= start) return {};
+    return src_.substr(start, std::min<std::size_t>(end, src_.size()) - start);
+  }
+  Sym sym(TSNode n) const { return g_.sym(n); }
+  TSNode field(TSNode n, TSFieldId id) const {
+    return ts_node_is_null(n) ? TSNode{} : ts_node_child_by_field_id(n, id);
+  }
+  TSNode named_child(TSNode n, uint32_t i) const {
+    return ts_node_is_null(n) ? TSNode{} : ts_node_named_child(n, i);
+  }
+  Location loc(TSNode n) const {
+    if (ts_node_is_null(n)) return Location{std::string(path_), 0, 0, 0, 0};
+    const TSPoint s = ts_node_start_point(n), e = ts_node_end_point(n);
+    return Location{std::string(path_), s.row + 1, s.column + 1, e.row + 1, e.column + 1};
+  }
+  template <typename F>
+  void for_each_named_child(Cursor& c, TSNode n, F&& f) {
+    if (ts_node_is_null(n)) return;
+    c.reset(n);
+    if (!ts_tree_cursor_goto_first_child(c.get())) return;
+    do {
+      spend(1);
+      TSNode child = c.node();
+      if (ts_node_is_named(child) && sym(child) != Sym::Comment)
+        if (!f(child, ts_tree_cursor_current_field_id(c.get()))) return;
+    } while (ts_tree_cursor_goto_next_sibling(c.get()));
+  }
+  TSNode unwrap_parens(TSNode n) const {
+    while (!ts_node_is_null(n) && sym(n) == Sym::ParenthesizedExpression && ts_node_named_child_count(n) == 1)
+      n = named_child(n, 0);
+    return n;
+  }
+  // identifier or attribute chain of identifiers (`a.b.c`).
+  bool is_dotted(TSNode n) const {
+    while (!ts_node_is_null(n) && sym(n) == Sym::Attribute) {
+      spend(1);
+      n = field(n, g_.f_object);
+    }
+    return !ts_node_is_null(n) && sym(n) == Sym::Identifier;
+  }
+  std::string_view last_component(TSNode n) const {
+    if (sym(n) == Sym::Attribute) return text(field(n, g_.f_attribute));
+    return text(n);
+  }
+  bool is_self_attribute(TSNode n) const {  // self.x (exactly)
+    if (sym(n) != Sym::Attribute) return false;
+    TSNode obj = field(n, g_.f_object);
+    return sym(obj) == Sym::Identifier && text(obj) == "self";
+  }
+  // `self.a.b` / `self.a[k]`: the expression is rooted at self.
+  bool rooted_at_self(TSNode n) const {
+    for (;;) {
+      spend(1);
+      const Sym s = sym(n);
+      if (s == Sym::Identifier) return text(n) == "self";
+      if (s == Sym::Attribute)
+        n = field(n, g_.f_object);
+      else if (s == Sym::Subscript)
+        n = field(n, g_.f_value);
+      else
+        return false;
+      if (ts_node_is_null(n)) return false;
+    }
+  }
+
+  bool is_cache_simple(std::string_view s) const { return cache_names_.count(s) != 0; }
+
+  Frame* function_frame() {
+    for (auto it = frames_.rbegin(); it != frames_.rend(); ++it)
+      if (!it->is_class) return &*it;
+    return nullptr;
+  }
+  Frame* innermost_frame() { return frames_.empty() ? nullptr : &frames_.back(); }
+  ClassState* owner_state() {
+    Frame* f = innermost_frame();
+    return f && f->class_state >= 0 ? classes_[static_cast<std::size_t>(f->class_state)].get() : nullptr;
+  }
+
+  // Every node of `function` in source order, nested defs and classes left out; `visit`
+  // returns false to skip a node's children.
+  template <typename F>
+  void walk_function_body(TSNode function, F&& visit) {
+    Cursor c(function);
+    std::vector<TSNode> stack{function};
+    while (!stack.empty()) {
+      TSNode n = stack.back();
+      stack.pop_back();
+      if (!visit(n)) continue;
+      const std::size_t first = stack.size();
+      for_each_named_child(c, n, [&](TSNode child, TSFieldId) {
+        if (sym(child) != Sym::FunctionDef && sym(child) != Sym::ClassDef) stack.push_back(child);
+        return true;
+      });
+      std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(first), stack.end());
+    }
+  }
+
+  // ---- walker.cpp: traversal, frames, dispatch -------------------------------------
+  void stop_over_budget(TSNode at);
+  std::string owner_name();
+  std::string method_name();
+  const std::vector<std::string_view>* current_params();
+  bool is_param(std::string_view name);
+  void enter(TSNode node, TSFieldId field_id);
+  void leave();
+  void parse_problem(TSNode node, bool missing);
+  void close_frame();
+  void close_class(ClassState& cls);
+  void finish();
+  void on_call(TSNode call);
+
+  // ---- expressions.cpp -------------------------------------------------------------
+  void collect_names(TSNode root, std::vector<std::string>& names, std::vector<std::string>* calls);
+  void fill_literal(TSNode n, Expression& e);
+  bool is_imaginary(TSNode number) const;
+  bool decode_string(TSNode n, std::string& out) const;
+  Expression make_expr(TSNode n, std::vector<std::string>* calls = nullptr);
+  std::vector<Argument> args_of(TSNode call);
+  TSNode first_positional(TSNode call);
+
+  // ---- guards.cpp ------------------------------------------------------------------
+  void push_guard(Open& owner, Guard::Origin origin, bool negated, TSNode condition);
+  std::vector<GuardRef> active_guard_refs(bool conditional_only = false) const;
+  Guard materialize(const GuardRef& ref, std::optional<Guard::Origin> origin_override = std::nullopt);
+  void collect_call_texts(TSNode root, std::vector<std::string>& out);
+  std::vector<Guard> current_guards();
+  void apply_context_guards();
+  bool is_early_return(TSNode if_node);
+  void on_self_call(TSNode call, std::string_view method);
+  void apply_caller_guards(const ClassState& cls);
+
+  // ---- classes.cpp -----------------------------------------------------------------
+  std::string_view resolved_simple(std::string_view written) const;
+  std::string resolve(std::string_view written_raw) const;
+  std::string_view strip_view(TSNode n) const;
+  void add_import(std::string local, std::string target, TSNode at);
+  void on_import(TSNode node);
+  void on_class(TSNode node);
+  void on_function(TSNode node);
+  std::string annotated_class(TSNode type);
+  void on_construction(TSNode call);
+  void on_forward_candidate(TSNode call, TSNode fn, std::string_view simple);
+  std::string local_self_attribute(std::string_view name, uint32_t before);
+  std::string self_attribute_of(TSNode value);
+  void on_assignment(TSNode node);
+  std::string constructed_class(TSNode call);
+  void on_hop_candidate(TSNode left, TSNode right);
+
+  // ---- cache_sites.cpp -------------------------------------------------------------
+  // How the object built by the call at open_[index] is kept.
+  struct RetentionInfo {
+    Retention kind = Retention::Local;
+    std::string retained_as;
+    std::optional<Expression> key;
+    bool nested_in_cache = false;
+    bool assigned_to_param = false;
+  };
+  using Kept = facts::ImplicitCacheSite::Kept;
+  static int kept_rank(Kept k) {  // the strongest way wins when a cache goes several ways
+    switch (k) {
+      case Kept::Stored:
+        return 5;
+      case Kept::Reused:
+        return 4;
+      case Kept::Returned:
+        return 3;
+      case Kept::Unknown:
+        return 2;
+      case Kept::UsedOnce:
+        return 1;
+      case Kept::Dropped:
+        return 0;
+    }
+    return 0;
+  }
+  struct KeptResult {
+    Kept kept = Kept::Dropped;
+    std::optional<Location> at;
+    void merge(Kept k, TSNode where, const FileWalker& w) {
+      if (kept_rank(k) <= kept_rank(kept)) return;
+      kept = k;
+      at = w.loc(where);
+    }
+    void merge(const KeptResult& other) {
+      if (kept_rank(other.kept) > kept_rank(kept)) *this = other;
+    }
+  };
+  std::string_view cache_class_of_call(TSNode call) const;
+  bool returned_from(std::size_t index) const;
+  RetentionInfo retention_of(std::size_t index);
+  void assignment_retention(TSNode assignment, bool in_container, RetentionInfo& r);
+  void follow_local(TSNode function, std::string_view name, uint32_t after, RetentionInfo& r);
+  void on_cache_call(TSNode call, TSNode fn, std::string_view cache_class);
+  bool inside_loop(TSNode node) const;
+  KeptResult follow_value(TSNode node, bool is_cache, int depth);
+  void follow_targets(TSNode left, TSNode assignment, bool is_cache, int depth, KeptResult& r);
+  KeptResult follow_name(std::string_view name, uint32_t after, bool is_cache, int depth);
+  void resolve_local_aliases(std::vector<Argument>& args, TSNode call);
+  void finish_class_cache_sites(const ClassState& cls);
+
+  // ---- calls.cpp -------------------------------------------------------------------
+  // The keywords a call receives for `use_cache` and `past_key_values`: written in the
+  // call, or through a `**` splat of a dict the walk can read.
+  struct CacheKeywords {
+    std::optional<TSNode> use_cache;
+    std::optional<TSNode> past_key_values;
+    bool through_dict = false;
+    bool unread_splat = false;  // a splat whose keys are not all known
+  };
+  facts::MethodFact* current_method_fact();
+  bool writes_kv_call(TSNode call);
+  void record_call(TSNode call, TSNode fn, bool writes_kv);
+  bool assigns_attribute(TSNode stmt, std::string_view attribute, int depth = 0);
+  bool dominated_by_assignment(TSNode node, std::string_view attribute);
+  TSNode enclosing_function(TSNode node) const;
+  bool assigned_before(const ClassState& cls, TSNode call, std::string_view attribute, int depth);
+  void note_cache_keyword(CacheKeywords& k, std::string_view name, TSNode value, bool from_dict);
+  bool read_dict_keys(TSNode value, CacheKeywords& k);
+  void read_local_dict(std::string_view name, uint32_t before, CacheKeywords& k);
+  CacheKeywords cache_keywords(TSNode call);
+  void describe_callee(TSNode call, TSNode fn, facts::ImplicitCacheSite& site);
+  void on_implicit_candidate(TSNode call, TSNode fn);
+  void emit_implicit(facts::ImplicitCacheSite site);
+  bool may_be_none(TSNode value);
+  void finish_pending_implicit_sites(ClassState& cls);
+
+  // ---- declarations.cpp ------------------------------------------------------------
+  void finish_collector(const Frame& f);
+  void on_spec_call(TSNode call, const std::string& ctor);
+  facts::RowsDriver rows_driver_of(TSNode call, facts::SpecFact& spec);
+  void on_return(TSNode node);
+  void add_evidence(facts::BatchEvidence::Kind kind, TSNode node);
+  void on_subscript(TSNode node);
+  bool is_batch_one_comparison(TSNode cond, std::string_view op_wanted);
+  void on_assert(TSNode node);
+  void on_if(TSNode node);
+  void on_for(TSNode node);
+  void add_protocol_use(facts::ProtocolUse::Kind kind, TSNode at, TSNode expression);
+  void on_attribute(TSNode node);
+  bool reads_scope(TSNode n) const;
+  bool compares_scope(TSNode n) const;
+  bool mentions_multiplicity(TSNode n) const;
+  bool in_rows_context() const;
+  void on_scope_candidate(TSNode node);
+  void finish_class_declarations(ClassState& cls);
+  void note_module_walk(Frame& func, TSNode call, std::string_view simple);
+
+  // ---- captures.cpp ----------------------------------------------------------------
+  CaptureSite make_capture(CaptureSite::Kind kind, TSNode call, TSNode fn);
+  std::size_t emit_capture(CaptureSite site);
+  void on_capture_begin(TSNode call, TSNode fn);
+  void on_with(TSNode node);
+  void note_captured_call(TSNode fn, bool writes_kv);
+  void on_capture_candidate(TSNode call, TSNode fn, bool is_capture_begin, std::string_view resolved);
+
+  // ---- suppressions.cpp ------------------------------------------------------------
+  void on_comment(TSNode node);
+  uint32_t applies_to_line(TSNode comment) const;
+
+  // ---- per-file state ----------------------------------------------------------------
+  mutable uint64_t steps_ = 0;
+  const uint64_t step_budget_;
+  const Grammar& g_;
+  const facts::Vocabulary& vocab_;
+  const std::unordered_set<std::string_view>& cache_names_;
+  std::string_view path_;
+  std::string_view src_;
+  facts::FileFacts& out_;
+  Cursor aux_;                               // child enumeration for one node at a time
+  Cursor sub_;                               // child enumeration inside expression sub-walks
+  mutable std::deque<std::string> scratch_;  // owned storage for whitespace-stripped names
+
+  bool has_errors_ = false;
+  bool has_use_cache_ = false;
+  bool has_past_key_values_ = false;
+  bool has_capacity_source_ = false;
+  bool has_scope_ = false;
+  std::size_t problem_count_ = 0;
+  std::optional<Location> more_problems_loc_;
+
+  std::vector<Open> open_;
+  std::vector<Frame> frames_;
+  std::vector<GuardRef> guards_;
+  std::vector<std::size_t> captures_open_;
+  std::vector<std::unique_ptr<ClassState>> classes_;
+  std::vector<std::size_t> class_fact_index_;
+  std::vector<std::vector<std::string_view>> params_;
+  uint32_t function_depth_ = 0;
+  std::unordered_map<std::string, std::string, SvHash, std::equal_to<>> aliases_;
+  std::vector<std::string> star_targets_;
+  uint32_t last_scope_use_end_ = 0;
+};
+
+}  // namespace kvlint::python::detail
