@@ -73,6 +73,30 @@ bool is_under(const fs::path& file, const fs::path& dir) {
   return true;
 }
 
+// The harness that `pip install` put into the kvlint package, seen from the
+// executable's directory (the scripts directory of the same prefix: a venv,
+// ~/.local, /usr/local). site-packages or Debian's dist-packages, lib or lib64,
+// any Python version: the harness is plain Python run by the model's own
+// interpreter, so when two Python versions of one prefix hold a copy either
+// serves (the last in name order, for a stable choice).
+fs::path installed_runtime(const fs::path& bin_dir) {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (const char* lib : {"lib", "lib64"}) {
+    const fs::path lib_dir = bin_dir / ".." / lib;
+    for (fs::directory_iterator it(lib_dir, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->path().filename().string().rfind("python3", 0) != 0) continue;
+      for (const char* packages : {"site-packages", "dist-packages"}) {
+        fs::path candidate = it->path() / packages / "kvlint" / "runtime";
+        if (holds_runtime(candidate)) found.push_back(candidate);
+      }
+    }
+  }
+  if (found.empty()) return {};
+  std::sort(found.begin(), found.end());
+  return fs::weakly_canonical(found.back(), ec);
+}
+
 fs::path real(const fs::path& path) {
   std::error_code ec;
   fs::path out = fs::weakly_canonical(fs::absolute(path, ec), ec);
@@ -90,6 +114,7 @@ fs::path locate_runtime_pythonpath() {
     for (const auto& candidate : {exe.parent_path() / ".." / "runtime" / "python",
                                   exe.parent_path() / ".." / ".." / "runtime" / "python"})
       if (holds_runtime(candidate)) return fs::weakly_canonical(candidate, ec);
+    if (fs::path installed = installed_runtime(exe.parent_path()); !installed.empty()) return installed;
   }
 #ifdef KVLINT_RUNTIME_SOURCE_DIR
   fs::path built_from = fs::path(KVLINT_RUNTIME_SOURCE_DIR) / "runtime" / "python";

@@ -19,6 +19,8 @@ namespace kvlint::confirm {
 
 // Where runtime/python (holding kvlint_runtime) is: $KVLINT_RUNTIME_PYTHONPATH,
 // else ../runtime/python or ../../runtime/python beside the running executable,
+// else the installed package's copy (pip install: the executable in <prefix>/bin,
+// the harness in <prefix>/lib/pythonX.Y/site-packages/kvlint/runtime),
 // else the source tree this was built from. Empty when none holds kvlint_runtime.
 std::filesystem::path locate_runtime_pythonpath();
 

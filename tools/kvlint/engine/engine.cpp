@@ -8,10 +8,6 @@
 #include <fmt/ranges.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/info.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -22,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <type_traits>
 
 #include "analyzers/facts/project.hpp"
 #include "analyzers/python/python_frontend.hpp"
@@ -30,6 +27,7 @@
 #include "tools/kvlint/engine/result_cache.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
 #include "tools/kvlint/engine/suppressions.hpp"
+#include "tools/kvlint/engine/workers.hpp"
 
 namespace kvlint {
 namespace fs = std::filesystem;
@@ -63,11 +61,10 @@ std::string config_location(const Config& config) {
   return fs::absolute(config.source ? *config.source : config.root, ec).lexically_normal().string();
 }
 
-// -j N, capped at the cores TBB may use: more workers than that cannot run at
-// once, and asking TBB for them prints a warning on stderr (even with -q).
-int worker_count(unsigned jobs) {
-  const int cores = tbb::info::default_concurrency();
-  return jobs == 0 ? cores : std::min(static_cast<int>(std::min(jobs, 4096u)), cores);
+// -j N, capped at the cores this process may use: more workers than that cannot run at once.
+unsigned worker_count(unsigned jobs) {
+  const unsigned cores = available_cores();
+  return jobs == 0 ? cores : std::min(jobs, cores);
 }
 
 // Version plus the identity of this binary, so a rebuilt front end never reuses stale facts.
@@ -222,9 +219,9 @@ bool diagnostic_less(const Diagnostic& a, const Diagnostic& b) {
 // files take part in resolution alone.
 class ProjectRun {
  public:
-  ProjectRun(DiscoveredProject project, tbb::task_arena& arena, const std::string& tool_identity)
+  ProjectRun(DiscoveredProject project, const Workers& workers, const std::string& tool_identity)
       : config_(std::move(project.config)),
-        arena_(arena),
+        workers_(workers),
         config_fingerprint_(config_.fingerprint()),
         config_location_(config_location(config_)),
         tool_identity_(tool_identity),
@@ -306,13 +303,14 @@ class ProjectRun {
  private:
   bool is_reported(const FileState& f) const { return f.file.reported; }
 
+  // body(file index), or body(file index, worker) for bodies that keep per-worker state.
   template <typename Body>
   void parallel_over(const std::vector<std::size_t>& indices, const Body& body) {
-    arena_.execute([&] {
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, indices.size(), 1),
-                        [&](const tbb::blocked_range<std::size_t>& range) {
-                          for (std::size_t k = range.begin(); k != range.end(); ++k) body(indices[k]);
-                        });
+    workers_.for_each(indices.size(), [&](std::size_t k, unsigned worker) {
+      if constexpr (std::is_invocable_v<const Body&, std::size_t, unsigned>)
+        body(indices[k], worker);
+      else
+        body(indices[k]);
     });
   }
 
@@ -325,9 +323,8 @@ class ProjectRun {
   // Analyses `indices` with `vocabulary` (cache first), replacing earlier facts.
   void analyse(const std::vector<std::size_t>& indices, const facts::Vocabulary& vocabulary) {
     // One parser per worker thread, built lazily with this round's vocabulary.
-    tbb::enumerable_thread_specific<python::PythonAnalyzer> analyzers(
-        [&] { return python::PythonAnalyzer(vocabulary); });
-    parallel_over(indices, [&](std::size_t i) {
+    PerWorker<python::PythonAnalyzer> analyzers(workers_, [&] { return python::PythonAnalyzer(vocabulary); });
+    parallel_over(indices, [&](std::size_t i, unsigned worker) {
       FileState& state = files_[i];
       const std::string key = cache_key({state.content, tool_identity_, config_fingerprint_, &vocabulary,
                                          state.file.display, state.module_name, config_location_});
@@ -340,7 +337,8 @@ class ProjectRun {
       }
       CachedAnalysis analysis;
       try {
-        analysis.facts = analyzers.local().analyze(state.file.display, state.content, state.module_name);
+        analysis.facts =
+            analyzers.local(worker).analyze(state.file.display, state.content, state.module_name);
       } catch (const std::exception& e) {
         // A front-end failure on one file must not take the run down.
         Diagnostic d;
@@ -541,7 +539,7 @@ class ProjectRun {
   }
 
   Config config_;
-  tbb::task_arena& arena_;
+  const Workers& workers_;
   std::string config_fingerprint_;
   std::string config_location_;
   const std::string& tool_identity_;
@@ -579,11 +577,11 @@ CheckResult run_check(const CheckOptions& options) {
         found.links_leaving_tree.size() == 1 ? "" : "s", found.links_leaving_tree.size() == 1 ? "s" : "",
         fmt::join(found.links_leaving_tree, ", ")));
 
-  tbb::task_arena arena(worker_count(options.jobs));
+  const Workers workers(worker_count(options.jobs));
   const std::string tool_identity = build_identity();
   std::vector<std::unique_ptr<ProjectRun>> projects;
   for (auto& project : found.projects) {
-    projects.push_back(std::make_unique<ProjectRun>(std::move(project), arena, tool_identity));
+    projects.push_back(std::make_unique<ProjectRun>(std::move(project), workers, tool_identity));
     projects.back()->read_all();
   }
   auto cache_dir_of = [&](const ProjectRun& project) {
