@@ -32,6 +32,9 @@ struct CheckOptions {
   std::filesystem::path cache_dir;  // empty: <config root>/.kvlint_cache per project
   unsigned jobs = 0;                // 0: all cores
   bool force_exclude = false;       // apply exclude to paths named explicitly too
+  // C++ files: the compile database (`-p DIR`: a directory holding compile_commands.json, or
+  // the file); empty: each project's `compile-commands` setting, else the nearest one upward.
+  std::filesystem::path compile_commands;
 };
 
 struct CheckStats {
