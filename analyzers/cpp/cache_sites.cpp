@@ -251,13 +251,20 @@ void extract_member_caches(Context& cx, const CXXRecordDecl& record) {
 
 void extract_cache_sites(Context& cx, const FunctionDecl& function) {
   const bool constructor = isa<CXXConstructorDecl>(&function);
+  // A member initializer's value is stored in its member; Clang's parent map does not lead
+  // from the value to the initializer, so that destination is given.
+  const Expr* initializer_value = nullptr;
+  Destination initializer_member;
+  auto destination = [&](const Stmt* s) {
+    return s == initializer_value ? initializer_member : destination_of(cx, s);
+  };
   auto scan = [&](const Stmt* root) {
     for_each_stmt(root, [&](const Stmt* s) {
       const CXXConstructExpr* construct = nullptr;
       if (const CXXRecordDecl* built = cache_class_built(cx, s, &construct)) {
         facts::CacheSite site = make_site(cx, &function, s, built->getNameAsString(),
                                           text_of(cx, s->getSourceRange()).substr(0, text_of(cx, s->getSourceRange()).find('(')),
-                                          destination_of(cx, s));
+                                          destination(s));
         if (construct) add_arguments(cx, construct, site);
         else if (const auto* call = dyn_cast<CallExpr>(s)) add_arguments(cx, call, nullptr, site);
         cx.out.cache_sites.push_back(std::move(site));
@@ -266,7 +273,7 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
       const auto* call = dyn_cast<CallExpr>(s);
       if (!call) return;
       if (is_tensor_allocation(cx, call)) {
-        Destination where = destination_of(cx, call);
+        Destination where = destination(call);
         if (where.member.empty() || !is_kv_name(cx.vocabulary, where.member)) return;
         facts::CacheSite site = make_site(cx, &function, call, "Tensor", qualified_callee(cx, call), where);
         add_arguments(cx, call, call->getDirectCallee(), site);
@@ -301,8 +308,18 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
   };
   scan(function.getBody());
   if (const auto* ctor = dyn_cast<CXXConstructorDecl>(&function))
-    for (const CXXCtorInitializer* init : ctor->inits())
-      if (init->isWritten() && init->getInit()) scan(init->getInit());
+    for (const CXXCtorInitializer* init : ctor->inits()) {
+      if (!init->isWritten() || !init->getInit()) continue;
+      initializer_value = strip(init->getInit());
+      initializer_member = Destination{};
+      if (init->getMember()) {
+        initializer_member.retention = facts::Retention::SelfAttribute;
+        initializer_member.member = init->getMember()->getNameAsString();
+        initializer_member.retained_as = "self." + initializer_member.member;
+      }
+      scan(init->getInit());
+      initializer_value = nullptr;
+    }
 }
 
 }  // namespace kvlint::cpp

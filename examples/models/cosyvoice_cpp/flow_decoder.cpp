@@ -1,7 +1,7 @@
 // A LibTorch port of a streaming flow decoder: it keeps attention K/V per request
 // and captures a CUDA graph over its decode step. Planted problems: the per-request
-// K/V is declared as one fixed row (KV202), and the capture is not skipped under
-// enforce_eager (KV303).
+// K/V is declared as one fixed row (KV202), and the captured graph pool is not
+// declared (KV103) nor skipped under enforce_eager (KV303).
 #include <ATen/cuda/CUDAGraph.h>
 #include <kvlint/model_local_kv.h>
 #include <torch/torch.h>
@@ -26,14 +26,13 @@ class FlowDecoderImpl : public torch::nn::Module {
   explicit FlowDecoderImpl(const FlowConfig& config) : config_(config) {}
 
   torch::Tensor decode_chunk(const std::string& request_id, torch::Tensor mel) {
-    if (!k_cache_.count(request_id)) {
-      k_cache_[request_id] = torch::zeros(
-          {config_.num_hidden_layers, config_.chunk_positions, config_.num_key_value_heads, config_.head_dim});
-      v_cache_[request_id] = torch::zeros(
-          {config_.num_hidden_layers, config_.chunk_positions, config_.num_key_value_heads, config_.head_dim});
-    }
+    kv_cache_.try_emplace(request_id, torch::zeros({2, config_.num_hidden_layers, config_.chunk_positions,
+                                                    config_.num_key_value_heads, config_.head_dim}));
     return mel;
   }
+
+  // After the weights are loaded, the decode step is captured once.
+  void load_weights() { capture_step(torch::zeros({1, 80})); }
 
   void capture_step(torch::Tensor mel) {
     graph_.capture_begin();
@@ -59,8 +58,7 @@ class FlowDecoderImpl : public torch::nn::Module {
 
  private:
   FlowConfig config_;
-  std::unordered_map<std::string, torch::Tensor> k_cache_;
-  std::unordered_map<std::string, torch::Tensor> v_cache_;
+  std::unordered_map<std::string, torch::Tensor> kv_cache_;
   torch::Tensor step_k_cache_ = torch::zeros({6, 1, 8, 64});
   at::cuda::CUDAGraph graph_;
   torch::Tensor step_output_;
