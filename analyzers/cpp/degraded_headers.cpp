@@ -1,5 +1,7 @@
 #include "analyzers/cpp/degraded_headers.hpp"
 
+#include <string>
+
 namespace kvlint::cpp {
 
 namespace {
@@ -185,7 +187,10 @@ std::string_view degraded_header(std::string_view name) {
   if (name.starts_with("torch/") || name.starts_with("ATen/") || name.starts_with("c10/") || name == "torch.h")
     return kTorch;
   if (name.starts_with("cuda_runtime") || name == "cuda.h" || name.starts_with("cuda/")) return kCuda;
-  return {};
+  // Any other missing header (a project header outside the fallback include path) may be
+  // the one that brought LibTorch, CUDA or the kvlint header in: all three, each guarded.
+  static const std::string everything = std::string(kTorch) + std::string(kCuda) + std::string(kModelLocalKv);
+  return everything;
 }
 
 }  // namespace kvlint::cpp

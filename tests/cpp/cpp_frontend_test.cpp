@@ -175,7 +175,7 @@ TEST(CppFrontEnd, WithTheLibTorchHeadersTheRealTypesAreUsed) {
   db.push_back({{"directory", dir.path().string()},
                 {"file", "decoder.cpp"},
                 {"arguments",
-                 {"clang++", "-std=c++17", "-isystem", include.string(), "-isystem",
+                 {"clang++", "-std=c++20", "-isystem", include.string(), "-isystem",
                   (include / "torch/csrc/api/include").string(), "-c", "decoder.cpp"}}});
   dir.write("compile_commands.json", db.dump());
   json r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "decoder.cpp"}));
