@@ -287,7 +287,13 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
       if (dot == std::string::npos) return;
       const std::string method = callee.substr(dot + 1);
       const std::string member = member_of(callee.substr(0, dot));
-      if (!member.empty() && is_kv_name(cx.vocabulary, member) &&
+      // An allocation handed to it (`try_emplace(id, torch::zeros(...))`) is that allocation's site already.
+      bool allocates = false;
+      for (const Expr* arg : call->arguments())
+        for_each_stmt(arg, [&](const Stmt* a) {
+          if (const auto* inner = dyn_cast<CallExpr>(a); inner && is_tensor_allocation(cx, inner)) allocates = true;
+        });
+      if (!allocates && !member.empty() && is_kv_name(cx.vocabulary, member) &&
           (method == "push_back" || method == "emplace_back" || method == "emplace" || method == "try_emplace")) {
         Destination where;
         where.retention = facts::Retention::SelfContainer;
