@@ -28,6 +28,10 @@ std::string signature(const Vocabulary& v) {
        {v.declaration_method, v.collector, v.unwrap, v.runnable, v.row_driver, v.row_fixed,
         v.row_max_num_seqs, v.fixed_call, v.fixed_reason_keyword, v.max_num_seqs_call, v.scope_enum});
   for (const auto& [written, canonical] : v.field_aliases) list("alias", {written, canonical});
+  list("cpp-kv", v.cpp.kv_tensor_names);
+  list("cpp-not-kv", v.cpp.not_kv_tensor_names);
+  list("cpp-alloc", v.cpp.tensor_allocators);
+  list("cpp-names", {v.cpp.spec_from_config, v.cpp.spec_type, v.cpp.header_namespace});
   return out;
 }
 

@@ -8,6 +8,24 @@
 
 namespace kvlint::facts {
 
+// What the C++ front end looks for beyond the shared names ([tool.kvlint.cpp]).
+struct CppVocabulary {
+  // Members, buffers and container elements holding attention K/V, matched on the name
+  // without a trailing `_` ("k_cache_" is "k_cache"); rotary tables are never K/V.
+  std::vector<std::string> kv_tensor_names = {"k_cache",     "v_cache",         "kv_cache",
+                                              "key_cache",   "value_cache",     "past_key_values",
+                                              "past_keys",   "past_values"};
+  std::vector<std::string> not_kv_tensor_names = {"cos_cache", "sin_cache", "rotary", "rope", "inv_freq"};
+  // Functions that allocate a tensor (qualified under torch:: or at::).
+  std::vector<std::string> tensor_allocators = {"zeros", "empty", "full", "ones", "zeros_like",
+                                                "empty_like", "full_like", "ones_like"};
+  // The header's spellings (runtime/include/kvlint/model_local_kv.h), mapped to the
+  // canonical constructors of SpecFact::constructor.
+  std::string spec_from_config = "spec_from_config";  // -> "spec_from_hf_config"
+  std::string spec_type = "Spec";                     // -> "ModelLocalKVSpec"
+  std::string header_namespace = "model_local_kv";    // kvlint::model_local_kv
+};
+
 struct Vocabulary {
   // Simple names of cache classes; project subclasses are added by the driver
   // after a first pass (see Project::cache_subclasses).
@@ -39,7 +57,8 @@ struct Vocabulary {
   // Module bases: a class is an nn.Module when its bases reach one of these
   // (matched on the resolved dotted name's suffix).
   std::vector<std::string> module_bases = {"torch.nn.Module", "nn.Module", "PreTrainedModel",
-                                           "torch.nn.modules.module.Module"};
+                                           "torch.nn.modules.module.Module", "torch.nn.Cloneable"};
+  CppVocabulary cpp;
 };
 
 // Stable text of everything in a vocabulary, for cache keys and configuration

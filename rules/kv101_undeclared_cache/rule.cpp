@@ -56,6 +56,16 @@ Fixed:
             dtype=self.dtype, rows=RowDriver.MAX_NUM_SEQS)]
 ```
 
+In C++ (LibTorch), K/V buffers allocated as members count the same way:
+```cpp
+struct TalkerDecoderImpl : torch::nn::Module {
+  TalkerDecoderImpl() {
+    k_cache_ = register_buffer("k_cache", torch::zeros({layers, kMaxCacheLen, heads, dim}));  // KV101
+  }
+  torch::Tensor k_cache_;
+};
+```
+
 ## How to fix
 Declare the cache on the class that builds it (or a base class), one spec per distinct
 allocation. When the class is not an `nn.Module` the collector cannot find it: declare

@@ -57,6 +57,15 @@ spec_from_hf_config(cfg, name="local_transformer_graph_pool", rows=RowDriver.FIX
                     rows_fixed=sum(BUCKETS), rows_reason="one cache per captured bucket", ...)
 ```
 
+In C++:
+```cpp
+void GraphRunnerImpl::capture(torch::Tensor input) {
+  graph_.capture_begin();            // KV103: decoder_ writes its k_cache_ inside the capture
+  output_ = decoder_->forward(input);
+  graph_.capture_end();
+}
+```
+
 ## How to fix
 Add a spec for the graph pool, with `RowDriver.FIXED`, `rows_fixed` equal to the captured
 rows (the bucket sum), a `rows_reason` that says so, and an `allocation_note` describing

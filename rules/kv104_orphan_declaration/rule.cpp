@@ -40,6 +40,13 @@ class SpeakerEncoder(nn.Module):          # builds no cache, holds nothing that 
         return [spec_from_hf_config(self.config, name="speaker_cache", ...)]
 ```
 
+In C++:
+```cpp
+struct ProjectorImpl : torch::nn::Module {           // allocates no K/V, holds nothing that does
+  std::vector<mlkv::Spec> model_local_kv_specs() const { return {...}; }  // KV104
+};
+```
+
 ## How to fix
 Move the declaration to the class that builds the cache (or a module that holds it), or
 delete it if the cache is gone. If the cache is built through an object the analyzer

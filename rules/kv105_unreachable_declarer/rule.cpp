@@ -54,6 +54,17 @@ Fixed:
         return self.gen.model_local_kv_specs()
 ```
 
+In C++, a plain class is not a `torch::nn::Module` either:
+```cpp
+class KvPool {  // not a module
+  std::vector<mlkv::Spec> model_local_kv_specs() const;  // KV105 unless the holder forwards:
+};
+struct Talker : torch::nn::Module {
+  std::vector<mlkv::Spec> model_local_kv_specs() const { return pool_->model_local_kv_specs(); }
+  std::shared_ptr<KvPool> pool_;
+};
+```
+
 ## How to fix
 Forward from the module that holds the object, through the attribute it is held in. Or
 make the holder declare the specs itself and delete the unreachable declaration.

@@ -45,6 +45,13 @@ Fixed:
     rows_reason="forward takes runtime_additional_information[0] and runs the AR loop inline")
 ```
 
+In C++ (the header's `Spec` throws at construction, the linter says so before):
+```cpp
+return {mlkv::spec_from_config(config_, {.name = "talker_kv", ...,
+                                         .rows = mlkv::RowDriver::Fixed,  // KV201: no .rows_reason
+                                         .rows_fixed = 1})};
+```
+
 ## How to fix
 Say why the count is fixed (one session, serialized forward, a captured bucket list) in
 `rows_reason`, and make `rows_fixed` at least 1. For `MAX_NUM_SEQS`, delete `rows_fixed`.

@@ -66,6 +66,13 @@ Fixed:
                                 rows=RowDriver.MAX_NUM_SEQS)
 ```
 
+In C++:
+```cpp
+if (!k_cache_.count(request_id)) k_cache_[request_id] = torch::zeros({...});  // kept per request
+...
+.rows = mlkv::RowDriver::Fixed,  // KV202
+```
+
 ## How to fix
 Declare `rows=RowDriver.MAX_NUM_SEQS` for a cache held per in-flight request. If the cache really
 is bounded by something the model controls (one per session, a serialized forward), say so in

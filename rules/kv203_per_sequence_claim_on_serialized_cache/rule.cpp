@@ -52,6 +52,13 @@ Fixed:
                                 rows_reason="forward takes runtime_additional_information[0]; one call at a time")
 ```
 
+In C++:
+```cpp
+kv_cache_[session_id] = torch::zeros({...});   // one per session
+...
+.rows = mlkv::RowDriver::MaxNumSeqs  // KV203
+```
+
 ## How to fix
 Declare `rows=RowDriver.FIXED` with `rows_fixed=1` and a `rows_reason` saying why (serialized
 forward, one session). Where the real count is invisible to the model (the session cap), declare

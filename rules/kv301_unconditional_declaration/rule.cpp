@@ -58,6 +58,12 @@ Fixed:
         return [spec_from_hf_config(self.config, name="codec_decoder", ...)]
 ```
 
+In C++:
+```cpp
+CodecDecoder(const Config& c) : streaming_(c.streaming) { if (streaming_) k_cache_ = torch::zeros({...}); }
+std::vector<mlkv::Spec> model_local_kv_specs() const { return {mlkv::spec_from_config(...)}; }  // KV301
+```
+
 ## How to fix
 Test the same owner state in the declaration and return `[]` (or omit the spec) when the
 path that allocates is off. If the state can change after construction, declare the

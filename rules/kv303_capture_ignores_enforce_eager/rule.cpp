@@ -60,6 +60,15 @@ Fixed:
         self._capture_buckets()
 ```
 
+In C++:
+```cpp
+if (torch::cuda::is_available()) {
+  graph_.capture_begin();  // KV303: add `if (config_.enforce_eager) return;` before it
+  step(input);
+  graph_.capture_end();
+}
+```
+
 ## How to fix
 Read `enforce_eager` from the engine config at construction and skip the capture (and
 the graph-pool declaration) when it is set. The analyzer follows the gate through the

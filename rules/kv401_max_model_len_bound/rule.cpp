@@ -45,6 +45,11 @@ Fixed (MiMo-Audio's local transformer is bounded by its decode loop):
 The checkpoint's `max_position_embeddings` is the model's positional limit, the transformers
 twin of `max_model_len`: a cache sized to it is the worst case, not what any cache holds.
 
+In C++:
+```cpp
+.physical_capacity_positions = config_.max_model_len,  // KV401
+```
+
 ## How to fix
 Find what really bounds the cache (the constructor's `max_cache_len`, the sliding window, the
 decode-loop trip count, the encoder frame limit) and read the capacity from that same value.

@@ -46,6 +46,12 @@ self.cache = StaticCache(config=self._llm_config, max_batch_size=1, max_cache_le
 spec_from_hf_config(..., physical_capacity_positions=TALKER_MAX_CACHE_LEN, ...)
 ```
 
+In C++ (a `StaticCache` port; its constructor's parameter names are the keywords):
+```cpp
+Talker(const Config& c) : cache_(c, /*max_cache_len=*/4096) {}
+... .physical_capacity_positions = 2048,  // KV402
+```
+
 ## How to fix
 Read both the constructor argument and the declared capacity from one constant or attribute.
 )doc"};

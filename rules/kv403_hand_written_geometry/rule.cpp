@@ -47,6 +47,11 @@ spec_from_hf_config(self._llm_config, name="talker_static_cache",
                     dtype=self._llm_config.torch_dtype, ...)   # layers/kv_heads/head_dim derived
 ```
 
+In C++:
+```cpp
+mlkv::spec_from_config(config_, {.name = "talker_kv", .layers = 28, ...})  // KV403: from the config already
+```
+
 ## How to fix
 Drop the literal fields and let `spec_from_hf_config()` derive them from the same config object
 the cache is built from ("it raises rather than guessing when an attribute is missing"), or read

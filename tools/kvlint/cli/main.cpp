@@ -1,6 +1,7 @@
 // The kvlint command line: check, rules, explain, facts, confirm, report.
 // Exit codes: 0 clean, 1 findings at or above the fail level, 2 usage or configuration error.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +22,7 @@
 #include "tools/kvlint/confirm/confirm.hpp"
 #include "tools/kvlint/confirm/findings_input.hpp"
 #include "tools/kvlint/confirm/review_input.hpp"
+#include "tools/kvlint/engine/cpp_module.hpp"
 #include "tools/kvlint/engine/engine.hpp"
 #include "tools/kvlint/engine/result_cache.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
@@ -84,6 +86,7 @@ struct CheckArgs {
   bool statistics = false;
   bool no_cache = false;
   std::string cache_dir;
+  std::string compile_commands;  // -p
   std::string config_file;
   std::vector<std::string> select, ignore, extend_select;
   bool given_select = false, given_ignore = false;  // an option given with an empty value still counts
@@ -175,6 +178,7 @@ int run_check_command(const CheckArgs& args) {
     options.config = kvlint::load_config_file(args.config_file);
   options.use_cache = !args.no_cache;
   if (!args.cache_dir.empty()) options.cache_dir = args.cache_dir;
+  if (!args.compile_commands.empty()) options.compile_commands = args.compile_commands;
   options.jobs = args.jobs;
   options.force_exclude = args.force_exclude;
 
@@ -297,6 +301,26 @@ int run_facts_command(const std::string& file, const std::string& config_file) {
   const kvlint::ReadOutcome read = kvlint::read_source(file, file);
   if (read.problem)
     throw UsageError(fmt::format("{}: {} ({})", file, read.problem->message, read.problem->kind));
+  if (config.is_cpp_name(file)) {
+    const kvlint::CppFrontEndModule module;
+    if (!module.loaded()) throw UsageError(module.problem());
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(file, ec);
+    kvlint::facts::CppProjectSettings settings;
+    settings.compile_database = kvlint::find_compile_database({}, config.cpp.compile_commands, config.root);
+    settings.fallback_flags = config.cpp.fallback_flags;
+    for (const auto& dir : config.cpp.include_dirs) settings.fallback_include_dirs.push_back(config.root / dir);
+    const auto analyzer = module.make(config.vocabulary, settings);
+    if (!analyzer) throw UsageError(fmt::format("{} is stale; rebuild kvlint", module.path().string()));
+    const kvlint::facts::CppAnalysis analysis =
+        analyzer->analyze(file, absolute, read.content, analyzer->command_for(absolute));
+    fmt::print("{}\n", kvlint::facts::to_json(analysis.facts).dump(2));
+    if (!analysis.full_types)
+      fmt::print(stderr, "kvlint: {}: analysed without full types ({} error(s){}{})\n", file, analysis.errors,
+                 analysis.missing_headers.empty() ? "" : "; missing: ",
+                 fmt::join(analysis.missing_headers, ", "));
+    return kExitClean;
+  }
   const kvlint::facts::FileFacts facts = kvlint::python::analyze(file, read.content, config.vocabulary);
   fmt::print("{}\n", kvlint::facts::to_json(facts).dump(2));
   return kExitClean;
@@ -376,6 +400,8 @@ int main(int argc, char** argv) {
   check->add_flag("--exit-zero", check_args.exit_zero, "Exit 0 even when findings are reported");
   check->add_flag("--statistics", check_args.statistics, "Show counts per rule instead of each finding");
   check->add_flag("--no-cache", check_args.no_cache, "Neither read nor write the per-file result cache");
+  check->add_option("-p,--compile-commands", check_args.compile_commands,
+                    "C++ files: the directory holding compile_commands.json (or the file)");
   check->add_option("--cache-dir", check_args.cache_dir,
                     "Cache directory (default: <config root>/.kvlint_cache)");
   check->add_option("--config", check_args.config_file, "Use this pyproject.toml or kvlint.toml");
@@ -438,7 +464,7 @@ int main(int argc, char** argv) {
   std::string facts_file, facts_config;
   CLI::App* facts_cmd =
       app.add_subcommand("facts", "Debug: print the facts the front end extracts from FILE as JSON");
-  facts_cmd->add_option("file", facts_file, "A Python file")->required();
+  facts_cmd->add_option("file", facts_file, "A Python or C++ file")->required();
   facts_cmd->add_option("--config", facts_config, "Use this pyproject.toml or kvlint.toml");
 
   ConfirmArgs confirm_args;

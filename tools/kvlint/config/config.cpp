@@ -310,10 +310,33 @@ void load_runtime(const toml::table& table, const Where& where, RuntimeConfig& r
   }
 }
 
+void load_cpp(const toml::table& table, const Where& where, CppConfig& cpp, facts::Vocabulary& vocab) {
+  check_keys(table, where,
+             {"extensions", "compile-commands", "fallback-flags", "include-dirs", "kv-tensor-names",
+              "not-kv-tensor-names", "tensor-allocators"});
+  if (const toml::node* n = table.get("extensions")) {
+    cpp.extensions = get_strings(*n, where, "extensions");
+    for (const auto& e : cpp.extensions)
+      if (e.size() < 2 || e.front() != '.' || e == ".py")
+        throw ConfigError(fmt::format("{}: {} entries must be file endings such as \".cpp\" (not .py), got {}",
+                                      where.file, where.key("extensions"), quote(e)));
+  }
+  if (const toml::node* n = table.get("compile-commands"))
+    cpp.compile_commands = get_string(*n, where, "compile-commands");
+  if (const toml::node* n = table.get("fallback-flags")) cpp.fallback_flags = get_strings(*n, where, "fallback-flags");
+  if (const toml::node* n = table.get("include-dirs")) cpp.include_dirs = get_strings(*n, where, "include-dirs");
+  if (const toml::node* n = table.get("kv-tensor-names"))
+    vocab.cpp.kv_tensor_names = get_strings(*n, where, "kv-tensor-names");
+  if (const toml::node* n = table.get("not-kv-tensor-names"))
+    vocab.cpp.not_kv_tensor_names = get_strings(*n, where, "not-kv-tensor-names");
+  if (const toml::node* n = table.get("tensor-allocators"))
+    vocab.cpp.tensor_allocators = get_strings(*n, where, "tensor-allocators");
+}
+
 constexpr std::string_view kTopLevelKeys[] = {
     "select",         "ignore",  "extend-select",     "per-file-ignores",    "exclude",
     "extend-exclude", "fail-on", "respect-gitignore", "extra-cache-classes", "protocol",
-    "runtime",
+    "runtime",        "cpp",
 };
 
 // Fills `config` from the kvlint table. `nested_prefix` is how sub-tables are
@@ -365,6 +388,8 @@ void load_table(const toml::table& table, const std::string& file, const std::st
   if (const toml::node* n = table.get("protocol"))
     load_protocol(get_table(*n, top, "protocol"), Where{file, "[" + nested_prefix + "protocol]"},
                   config.vocabulary);
+  if (const toml::node* n = table.get("cpp"))
+    load_cpp(get_table(*n, top, "cpp"), Where{file, "[" + nested_prefix + "cpp]"}, config.cpp, config.vocabulary);
   if (const toml::node* n = table.get("runtime"))
     load_runtime(get_table(*n, top, "runtime"), Where{file, "[" + nested_prefix + "runtime]"},
                  config.runtime);
@@ -504,10 +529,21 @@ std::string Config::fingerprint() const {
   for (const auto& [glob, codes] : per_file_ignores) list("pfi:" + glob, codes);
   hash_string(state, to_string(fail_on));
   hash_string(state, facts::signature(vocabulary));
+  list("cpp-extensions", cpp.extensions);
+  list("cpp-flags", cpp.fallback_flags);
+  list("cpp-includes", cpp.include_dirs);
+  hash_string(state, cpp.compile_commands);
   const uint64_t digest = XXH3_64bits_digest(state);
   XXH3_freeState(state);
   return fmt::format("{:016x}", digest);
 }
+
+bool Config::is_cpp_name(std::string_view name) const {
+  return std::any_of(cpp.extensions.begin(), cpp.extensions.end(),
+                     [&](const std::string& e) { return name.size() > e.size() && name.ends_with(e); });
+}
+
+bool Config::is_source_name(std::string_view name) const { return name.ends_with(".py") || is_cpp_name(name); }
 
 std::optional<Config> load_config_in(const fs::path& dir) {
   std::error_code ec;

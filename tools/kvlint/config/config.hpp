@@ -51,6 +51,18 @@ struct RuntimeConfig {
   std::vector<RuntimeModel> models;
 };
 
+// [tool.kvlint.cpp]: the C++ front end (analyzers/cpp).
+struct CppConfig {
+  // File name endings analysed as C++ beside `.py`.
+  std::vector<std::string> extensions = {".cpp", ".cc", ".cxx", ".cu", ".h", ".hpp", ".cuh"};
+  // `compile-commands`: a compile_commands.json or the directory holding one (relative to
+  // the config root). Empty: the nearest one found upward from the project root, as
+  // clang-tidy does, else the fallback flags.
+  std::string compile_commands;
+  std::vector<std::string> fallback_flags = {"-std=c++17"};  // `fallback-flags`
+  std::vector<std::string> include_dirs;  // `include-dirs`, relative to root; `include/` folders are added
+};
+
 struct Config {
   std::optional<std::filesystem::path> source;  // the file it came from, if any
   std::filesystem::path root;                   // its directory (paths in it are relative to this)
@@ -64,7 +76,11 @@ struct Config {
   bool respect_gitignore = true;
   facts::Vocabulary vocabulary;                 // extra-cache-classes and [tool.kvlint.protocol] applied
   RuntimeConfig runtime;
+  CppConfig cpp;
 
+  // Whether a file name is analysed: `.py`, or one of cpp.extensions.
+  bool is_source_name(std::string_view name) const;
+  bool is_cpp_name(std::string_view name) const;
   // Whether `code` is selected at all (select/extend-select minus ignore; longest prefix wins).
   bool is_selected(std::string_view code) const;
   // Whether `code` is ignored for `path` by per-file-ignores (path relative to root).

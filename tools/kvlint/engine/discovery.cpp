@@ -332,7 +332,7 @@ class Walker {
           }
           const fs::path real = fs::canonical(absolute, ec);
           if (ec || !is_within(real, real_root)) {
-            if (reported && (S_ISDIR(target.st_mode) || name.ends_with(".py")))
+            if (reported && (S_ISDIR(target.st_mode) || project.config.is_source_name(name)))
               links_leaving_tree_.insert(fmt::format("{} -> {}", shown.generic_string(),
                                                      fs::read_symlink(absolute, ec).generic_string()));
             continue;
@@ -343,7 +343,7 @@ class Walker {
         if (is_dir) {
           if (name == ".git" || name == "__pycache__") continue;
           if (absolute == project.cache_dir || absolute == options_.cache_dir) continue;
-        } else if (!S_ISREG(target.st_mode) || !name.ends_with(".py")) {
+        } else if (!S_ISREG(target.st_mode) || !project.config.is_source_name(name)) {
           continue;
         }
         if (project.excluded(absolute, is_dir)) continue;

@@ -23,6 +23,7 @@
 #include "analyzers/facts/project.hpp"
 #include "analyzers/python/python_frontend.hpp"
 #include "rules/registry.hpp"
+#include "tools/kvlint/engine/cpp_module.hpp"
 #include "tools/kvlint/engine/discovery.hpp"
 #include "tools/kvlint/engine/result_cache.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
@@ -51,6 +52,7 @@ struct FileState {
   std::vector<Diagnostic> analysis_diagnostics;
   bool parsed = false;                       // went through the front end at least once this run
   bool anchor_hit = false;                   // the prefilter: contains a vocabulary anchor
+  bool is_cpp = false;                       // analysed by the C++ front end
   std::optional<std::vector<std::string>> defined_classes;  // names after `class `, scanned on demand
 };
 
@@ -97,6 +99,14 @@ std::vector<std::string> prefilter_anchors(const facts::Vocabulary& v) {
         }))
       minimal.push_back(a);
   return minimal;
+}
+
+// C++ files also hold K/V as named tensors and capture through CUDA's stream API.
+std::vector<std::string> cpp_prefilter_anchors(const facts::Vocabulary& v) {
+  std::vector<std::string> anchors = prefilter_anchors(v);
+  for (const auto& name : v.cpp.kv_tensor_names) anchors.push_back(name);
+  for (const char* fixed : {"cudaGraphInstantiate", "CUDAGraph"}) anchors.emplace_back(fixed);
+  return anchors;
 }
 
 bool contains_any(std::string_view content, const std::vector<std::string>& needles) {
@@ -231,6 +241,8 @@ class ProjectRun {
     for (auto& f : project.files) {
       FileState state;
       state.module_name = namer.name_of(f.absolute);
+      state.is_cpp = config_.is_cpp_name(f.display);
+      has_cpp_ = has_cpp_ || state.is_cpp;
       state.file = std::move(f);
       if (state.file.reported) reported_.insert(state.file.display);
       files_.push_back(std::move(state));
@@ -240,6 +252,22 @@ class ProjectRun {
   }
 
   const Config& config() const { return config_; }
+  bool has_cpp() const { return has_cpp_; }
+  // The C++ front end (loaded once per run) and the command-line compile database; before check().
+  void use_cpp(const CppFrontEndModule* module, const fs::path& compile_commands) {
+    cpp_module_ = module;
+    compile_database_ = find_compile_database(compile_commands, config_.cpp.compile_commands, config_.root);
+    if (!compile_database_.empty()) {
+      ReadOutcome db = read_source(compile_database_, compile_database_.string());
+      compile_database_hash_ = XXH3_64bits(db.content.data(), db.content.size());
+    } else if (!compile_commands.empty() || !config_.cpp.compile_commands.empty()) {
+      Diagnostic d;
+      d.path = compile_commands.empty() ? config_.cpp.compile_commands : compile_commands.string();
+      d.kind = "config";
+      d.message = "no compile_commands.json there; C++ files use the fallback flags";
+      result_.diagnostics.push_back(std::move(d));
+    }
+  }
   const std::set<std::string>& reported() const { return reported_; }
   // Absolute paths of every file of the project (reported or context), for cache pruning.
   void add_paths(std::vector<std::string>& paths) const {
@@ -260,6 +288,11 @@ class ProjectRun {
     add(config_fingerprint_);
     add(config_location_);
     add(facts::signature(vocabulary_));
+    if (has_cpp_) {
+      add(compile_database_.string());
+      XXH3_128bits_update(state, &compile_database_hash_, sizeof compile_database_hash_);
+      add(cpp_module_ && cpp_module_->loaded() ? cpp_module_->identity() : "no-cpp-frontend");
+    }
     for (const auto& f : files_) {
       add(f.file.display);
       add(f.module_name);
@@ -316,15 +349,21 @@ class ProjectRun {
 
   // The prefilter: files that contain no anchor cannot produce facts a rule reads.
   void prefilter(const std::vector<std::string>& anchors) {
-    parallel_over(readable_matching([](const FileState&) { return true; }),
-                  [&](std::size_t i) { files_[i].anchor_hit = contains_any(files_[i].content, anchors); });
+    const std::vector<std::string> cpp_anchors = cpp_prefilter_anchors(vocabulary_);
+    parallel_over(readable_matching([](const FileState&) { return true; }), [&](std::size_t i) {
+      files_[i].anchor_hit = contains_any(files_[i].content, files_[i].is_cpp ? cpp_anchors : anchors);
+    });
   }
 
   // Analyses `indices` with `vocabulary` (cache first), replacing earlier facts.
   void analyse(const std::vector<std::size_t>& indices, const facts::Vocabulary& vocabulary) {
+    std::vector<std::size_t> python, cpp;
+    for (std::size_t i : indices) (files_[i].is_cpp ? cpp : python).push_back(i);
+    if (!cpp.empty()) analyse_cpp(cpp, vocabulary);
+    if (python.empty()) return;
     // One parser per worker thread, built lazily with this round's vocabulary.
     PerWorker<python::PythonAnalyzer> analyzers(workers_, [&] { return python::PythonAnalyzer(vocabulary); });
-    parallel_over(indices, [&](std::size_t i, unsigned worker) {
+    parallel_over(python, [&](std::size_t i, unsigned worker) {
       FileState& state = files_[i];
       const std::string key = cache_key({state.content, tool_identity_, config_fingerprint_, &vocabulary,
                                          state.file.display, state.module_name, config_location_});
@@ -360,6 +399,94 @@ class ProjectRun {
         analysis.diagnostics.push_back(std::move(d));
       }
       bytes_parsed_.fetch_add(state.content.size(), std::memory_order_relaxed);
+      if (cache_) cache_->store(key, state.file.absolute.string(), analysis);
+      state.facts = std::move(analysis.facts);
+      state.analysis_diagnostics = std::move(analysis.diagnostics);
+      state.parsed = true;
+    });
+  }
+
+  // C++ files through the front-end module: the compile command is part of the cache key
+  // (equal bytes under other flags are another analysis). Without the module each file is
+  // reported as not analysed; the run's Python results are unaffected.
+  void analyse_cpp(const std::vector<std::size_t>& indices, const facts::Vocabulary& vocabulary) {
+    std::unique_ptr<facts::CppAnalyzer> analyzer;
+    if (cpp_module_ && cpp_module_->loaded()) {
+      facts::CppProjectSettings settings;
+      settings.compile_database = compile_database_;
+      settings.fallback_flags = config_.cpp.fallback_flags;
+      for (const auto& dir : config_.cpp.include_dirs) settings.fallback_include_dirs.push_back(config_.root / dir);
+      std::error_code ec;
+      for (const fs::path& dir : {config_.root / "include", config_.root / "runtime" / "include"})
+        if (fs::is_directory(dir, ec)) settings.fallback_include_dirs.push_back(dir);
+      analyzer = cpp_module_->make(vocabulary, settings);
+      if (analyzer && !analyzer->database_problem().empty()) {
+        Diagnostic d;
+        d.path = compile_database_.string();
+        d.kind = "config";
+        d.message = analyzer->database_problem() + "; C++ files use the fallback flags";
+        result_.diagnostics.push_back(std::move(d));
+      }
+    }
+    if (!analyzer) {
+      // The reason (and the package to install) is the run's one `cpp-frontend` diagnostic.
+      const std::string why = cpp_module_ && cpp_module_->loaded()
+                                  ? std::string("the C++ front end module is stale; rebuild kvlint")
+                                  : std::string("the C++ front end is not available (see the cpp-frontend diagnostic)");
+      for (std::size_t i : indices) {
+        Diagnostic d;
+        d.path = files_[i].file.display;
+        d.kind = "not-analysed";
+        d.message = fmt::format("C++ file not analysed: {}", why);
+        files_[i].analysis_diagnostics = {std::move(d)};
+      }
+      return;
+    }
+    parallel_over(indices, [&](std::size_t i) {
+      FileState& state = files_[i];
+      const facts::CppCommand command = analyzer->command_for(state.file.absolute);
+      std::string command_text = cpp_module_->identity() + "\n" + command.directory.string();
+      for (const auto& a : command.arguments) command_text += "\n" + a;
+      const std::string key_module = state.module_name + "\ncpp\n" + command_text;
+      const std::string key = cache_key({state.content, tool_identity_, config_fingerprint_, &vocabulary,
+                                         state.file.display, key_module, config_location_});
+      if (cache_) {
+        if (auto hit = cache_->lookup(key)) {
+          state.facts = std::move(hit->facts);
+          state.analysis_diagnostics = std::move(hit->diagnostics);
+          return;
+        }
+      }
+      CachedAnalysis analysis;
+      facts::CppAnalysis cpp;
+      try {
+        cpp = analyzer->analyze(state.file.display, state.file.absolute, state.content, command);
+      } catch (const std::exception& e) {
+        cpp.failed = true;
+        cpp.first_error = e.what();
+      }
+      analysis.facts = std::move(cpp.facts);
+      analysis.facts.module_name = state.module_name;
+      Diagnostic d;
+      d.path = state.file.display;
+      if (cpp.failed) {
+        d.kind = "compile-error";
+        d.message = fmt::format("C++ file not analysed: {}", cpp.first_error);
+        analysis.diagnostics.push_back(d);
+      } else if (!cpp.missing_headers.empty()) {
+        d.kind = "degraded";
+        d.message = fmt::format(
+            "analysed without full types: {} not found ({}{}); compiler errors suppressed, names matched as "
+            "spelled",
+            cpp.missing_headers.size() == 1 ? "a header was" : "headers were", fmt::join(cpp.missing_headers, ", "),
+            cpp.missing_headers.size() >= 5 ? ", ..." : "");
+        analysis.diagnostics.push_back(d);
+      } else if (cpp.errors > 0) {
+        d.kind = "compile-error";
+        d.message = fmt::format("does not compile ({} error{}, first: {}); analysed what Clang recovered",
+                                cpp.errors, cpp.errors == 1 ? "" : "s", cpp.first_error);
+        analysis.diagnostics.push_back(d);
+      }
       if (cache_) cache_->store(key, state.file.absolute.string(), analysis);
       state.facts = std::move(analysis.facts);
       state.analysis_diagnostics = std::move(analysis.diagnostics);
@@ -546,6 +673,10 @@ class ProjectRun {
   ResultCache* cache_ = nullptr;
   std::atomic<std::size_t> bytes_parsed_{0};
   std::vector<FileState> files_;
+  bool has_cpp_ = false;
+  const CppFrontEndModule* cpp_module_ = nullptr;
+  fs::path compile_database_;
+  std::uint64_t compile_database_hash_ = 0;
   std::set<std::string> reported_;  // display paths of the reported files
   facts::Vocabulary vocabulary_;
   CheckResult result_;
@@ -584,6 +715,21 @@ CheckResult run_check(const CheckOptions& options) {
     projects.push_back(std::make_unique<ProjectRun>(std::move(project), workers, tool_identity));
     projects.back()->read_all();
   }
+  // The C++ front end is loaded only when some project has C++ files: one diagnostic per run
+  // when it cannot be (each C++ file is then reported as not analysed).
+  std::optional<CppFrontEndModule> cpp_module;
+  for (const auto& project : projects)
+    if (project->has_cpp() && !cpp_module) {
+      cpp_module.emplace();
+      if (!cpp_module->loaded()) {
+        Diagnostic d;
+        d.kind = "cpp-frontend";
+        d.message = cpp_module->problem();
+        result.diagnostics.push_back(std::move(d));
+      }
+    }
+  for (auto& project : projects)
+    if (project->has_cpp()) project->use_cpp(cpp_module ? &*cpp_module : nullptr, options.compile_commands);
   auto cache_dir_of = [&](const ProjectRun& project) {
     return cache_dir.empty() ? project.config().root / ".kvlint_cache" : cache_dir;
   };

@@ -37,6 +37,9 @@ struct CheckOptions {
   // whole project is still analysed and cached; the findings it rejects are
   // neither reported nor counted for the exit status.
   std::function<bool(const Finding&)> report_filter;
+  // C++ files: the compile database (`-p DIR`: a directory holding compile_commands.json, or
+  // the file); empty: each project's `compile-commands` setting, else the nearest one upward.
+  std::filesystem::path compile_commands;
 };
 
 struct CheckStats {

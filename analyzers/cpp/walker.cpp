@@ -1,0 +1,377 @@
+// The translation-unit walker: visits the main file's classes, functions and
+// constants in source order and dispatches each to the extractors (walker.hpp),
+// plus the shared helpers that render source text, locations and dotted names.
+#include "analyzers/cpp/walker.hpp"
+
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/Basic/SourceManager.h>
+#include <clang/Lex/Lexer.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace kvlint::cpp {
+
+using namespace clang;
+
+bool in_main_file(const Context& cx, SourceLocation at) {
+  const SourceManager& sm = cx.ast.getSourceManager();
+  return at.isValid() && sm.isWrittenInMainFile(sm.getExpansionLoc(at));
+}
+
+facts::Location location_of(const Context& cx, SourceRange range) {
+  const SourceManager& sm = cx.ast.getSourceManager();
+  facts::Location loc;
+  loc.file = cx.out.path;
+  const SourceLocation begin = sm.getExpansionLoc(range.getBegin());
+  SourceLocation end = sm.getExpansionLoc(range.getEnd());
+  end = Lexer::getLocForEndOfToken(end, 0, sm, cx.ast.getLangOpts());
+  if (begin.isInvalid()) return loc;
+  loc.line = sm.getExpansionLineNumber(begin);
+  loc.column = sm.getExpansionColumnNumber(begin);
+  if (end.isValid()) {
+    loc.end_line = sm.getExpansionLineNumber(end);
+    loc.end_column = sm.getExpansionColumnNumber(end);
+  } else {
+    loc.end_line = loc.line;
+    loc.end_column = loc.column;
+  }
+  return loc;
+}
+
+std::string text_of(const Context& cx, SourceRange range) {
+  const SourceManager& sm = cx.ast.getSourceManager();
+  const CharSourceRange chars = CharSourceRange::getTokenRange(sm.getExpansionRange(range).getAsRange());
+  const StringRef raw = Lexer::getSourceText(chars, sm, cx.ast.getLangOpts());
+  std::string out;
+  bool space = false;
+  for (char c : raw) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+    if (out.size() >= facts::kMaxTextBytes) break;
+  }
+  return out;
+}
+
+unsigned offset_of(const Context& cx, SourceLocation at) {
+  const SourceManager& sm = cx.ast.getSourceManager();
+  return sm.getFileOffset(sm.getExpansionLoc(at));
+}
+
+const Expr* strip(const Expr* expr) {
+  while (expr) {
+    const Expr* next = expr->IgnoreParenImpCasts();
+    if (const auto* e = dyn_cast<ExprWithCleanups>(next)) next = e->getSubExpr();
+    else if (const auto* m = dyn_cast<MaterializeTemporaryExpr>(next)) next = m->getSubExpr();
+    else if (const auto* b = dyn_cast<CXXBindTemporaryExpr>(next)) next = b->getSubExpr();
+    else if (const auto* c = dyn_cast<CXXConstructExpr>(next);
+             c && c->getNumArgs() == 1 && c->getConstructor() &&
+             (c->getConstructor()->isCopyOrMoveConstructor() || c->getConstructor()->isConvertingConstructor(false)) &&
+             !isa<CXXTemporaryObjectExpr>(c))
+      next = c->getArg(0);
+    else if (const auto* f = dyn_cast<CXXFunctionalCastExpr>(next)) next = f->getSubExpr();
+    if (next == expr) return expr;
+    expr = next;
+  }
+  return expr;
+}
+
+namespace {
+
+std::string with_dots(std::string text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == ':' && i + 1 < text.size() && text[i + 1] == ':') {
+      if (!out.empty()) out += '.';
+      ++i;
+    } else if (!std::isspace(static_cast<unsigned char>(text[i]))) {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+bool is_identifier_path(std::string_view text) {
+  if (text.empty()) return false;
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; });
+}
+
+void collect_names(const Context& cx, const Expr* root, std::vector<std::string>& names) {
+  for_each_stmt(root, [&](const Stmt* s) {
+    const auto* e = dyn_cast<Expr>(s);
+    if (!e) return;
+    if (!isa<DeclRefExpr, MemberExpr, CXXDependentScopeMemberExpr, UnresolvedMemberExpr,
+             DependentScopeDeclRefExpr, UnresolvedLookupExpr>(e))
+      return;
+    std::string d = dotted(cx, e);
+    if (d.empty() || std::find(names.begin(), names.end(), d) != names.end()) return;
+    // Keep the longest path only: `self.cfg.max_model_len` covers `self.cfg`.
+    for (auto& n : names)
+      if (d.starts_with(n + ".")) {
+        n = d;
+        return;
+      }
+    for (const auto& n : names)
+      if (n.starts_with(d + ".")) return;
+    names.push_back(std::move(d));
+  });
+}
+
+}  // namespace
+
+std::string dotted(const Context& cx, const Expr* expr) {
+  expr = strip(expr);
+  if (!expr) return {};
+  if (isa<CXXThisExpr>(expr)) return "self";
+  if (const auto* m = dyn_cast<MemberExpr>(expr)) {
+    std::string base = dotted(cx, m->getBase());
+    if (base.empty()) return {};
+    return base + "." + m->getMemberNameInfo().getAsString();
+  }
+  if (const auto* m = dyn_cast<CXXDependentScopeMemberExpr>(expr)) {
+    std::string base = m->isImplicitAccess() ? "self" : dotted(cx, m->getBase());
+    return base.empty() ? std::string() : base + "." + m->getMember().getAsString();
+  }
+  if (const auto* m = dyn_cast<UnresolvedMemberExpr>(expr)) {
+    std::string base = m->isImplicitAccess() ? "self" : dotted(cx, m->getBase());
+    return base.empty() ? std::string() : base + "." + m->getMemberName().getAsString();
+  }
+  if (const auto* op = dyn_cast<CXXOperatorCallExpr>(expr)) {
+    // `holder_->x` and `*ptr_`: the object the operator reaches through.
+    if ((op->getOperator() == OO_Arrow || op->getOperator() == OO_Star) && op->getNumArgs() >= 1)
+      return dotted(cx, op->getArg(0));
+    return {};
+  }
+  if (const auto* u = dyn_cast<UnaryOperator>(expr)) {
+    if (u->getOpcode() == UO_Deref) return dotted(cx, u->getSubExpr());
+    return {};
+  }
+  if (isa<DeclRefExpr, DependentScopeDeclRefExpr, UnresolvedLookupExpr>(expr)) {
+    std::string text = with_dots(text_of(cx, expr->getSourceRange()));
+    return is_identifier_path(text) ? text : std::string();
+  }
+  return {};
+}
+
+std::string callee_of(const Context& cx, const CallExpr* call) {
+  if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call)) {
+    // `decoder_(x)`: a held module called directly.
+    if (op->getOperator() == OO_Call && op->getNumArgs() >= 1) return dotted(cx, op->getArg(0));
+    return {};
+  }
+  const Expr* callee = strip(call->getCallee());
+  std::string d = dotted(cx, callee);
+  if (!d.empty()) return d;
+  // Degraded mode: an unresolved callee is still spelled (`torch::zeros`, `graph.capture_begin`).
+  std::string text = with_dots(text_of(cx, callee->getSourceRange()));
+  std::replace(text.begin(), text.end(), '>', '.');
+  text.erase(std::remove(text.begin(), text.end(), '-'), text.end());
+  if (const auto angle = text.find('<'); angle != std::string::npos) text.erase(angle);
+  return is_identifier_path(text) ? text : std::string();
+}
+
+std::string qualified_callee(const Context& cx, const CallExpr* call) {
+  if (const FunctionDecl* f = call->getDirectCallee()) return f->getQualifiedNameAsString();
+  std::string text = text_of(cx, strip(call->getCallee())->getSourceRange());
+  if (const auto angle = text.find('<'); angle != std::string::npos) text.erase(angle);
+  return text;
+}
+
+facts::Expression expression_of(const Context& cx, const Expr* expr) {
+  facts::Expression out;
+  if (!expr) return out;
+  out.text = text_of(cx, expr->getSourceRange());
+  out.loc = location_of(cx, expr->getSourceRange());
+  const Expr* e = strip(expr);
+  std::string sign;
+  if (const auto* u = dyn_cast<UnaryOperator>(e); u && (u->getOpcode() == UO_Minus || u->getOpcode() == UO_Plus)) {
+    const Expr* inner = u->getSubExpr()->IgnoreParenImpCasts();
+    if (isa<IntegerLiteral, FloatingLiteral>(inner)) {
+      sign = u->getOpcode() == UO_Minus ? "-" : "";
+      e = inner;
+    }
+  }
+  if (const auto* i = dyn_cast<IntegerLiteral>(e)) {
+    out.literal = facts::LiteralKind::Int;
+    out.literal_value = sign + llvm::toString(i->getValue(), 10, false);
+  } else if (isa<FloatingLiteral>(e)) {
+    out.literal = facts::LiteralKind::Float;
+    out.literal_value = sign + text_of(cx, e->getSourceRange());
+  } else if (const auto* s = dyn_cast<StringLiteral>(e); s && sign.empty()) {
+    out.literal = facts::LiteralKind::String;
+    out.literal_value = s->getCharByteWidth() == 1 ? s->getString().str() : out.text;
+  } else if (const auto* b = dyn_cast<CXXBoolLiteralExpr>(e); b && sign.empty()) {
+    out.literal = facts::LiteralKind::Bool;
+    out.literal_value = b->getValue() ? "True" : "False";
+  } else if (isa<CXXNullPtrLiteralExpr>(e) && sign.empty()) {
+    out.literal = facts::LiteralKind::NoneValue;
+    out.literal_value = "None";
+  }
+  collect_names(cx, expr, out.names);
+  return out;
+}
+
+const CXXRecordDecl* owner_of(const FunctionDecl* function) {
+  const auto* method = dyn_cast_or_null<CXXMethodDecl>(function);
+  if (!method) return nullptr;
+  const CXXRecordDecl* record = method->getParent();
+  return record && !record->isLambda() ? record : nullptr;
+}
+
+std::string method_name(const FunctionDecl* function) {
+  if (isa<CXXConstructorDecl>(function)) return "__init__";
+  return function->getNameAsString();
+}
+
+bool is_library_class(const CXXRecordDecl* record) {
+  if (!record) return true;
+  const std::string name = record->getQualifiedNameAsString();
+  for (const char* prefix : {"std::", "torch::", "at::", "c10::", "__gnu_cxx::", "kvlint::"})
+    if (name.starts_with(prefix)) return true;
+  return false;
+}
+
+const CXXRecordDecl* held_class(QualType type, bool* in_container) {
+  for (int depth = 0; depth < 8 && !type.isNull(); ++depth) {
+    type = type.getNonReferenceType();
+    if (type->isPointerType()) {
+      type = type->getPointeeType();
+      continue;
+    }
+    const auto* record = type->getAsCXXRecordDecl();
+    if (!record) {
+      // An unresolved template specialization (degraded mode) names its template.
+      if (const auto* spec = type->getAs<TemplateSpecializationType>())
+        if (const auto* t = spec->getTemplateName().getAsTemplateDecl())
+          record = dyn_cast_or_null<CXXRecordDecl>(t->getTemplatedDecl());
+      if (!record) return nullptr;
+    }
+    const auto* spec = dyn_cast<ClassTemplateSpecializationDecl>(record);
+    const std::string name = record->getQualifiedNameAsString();
+    auto first_argument = [&]() -> QualType {
+      if (!spec || spec->getTemplateArgs().size() == 0) return {};
+      const TemplateArgument& a = spec->getTemplateArgs()[0];
+      return a.getKind() == TemplateArgument::Type ? a.getAsType() : QualType();
+    };
+    auto second_argument = [&]() -> QualType {
+      if (!spec || spec->getTemplateArgs().size() < 2) return {};
+      const TemplateArgument& a = spec->getTemplateArgs()[1];
+      return a.getKind() == TemplateArgument::Type ? a.getAsType() : QualType();
+    };
+    if (name == "std::shared_ptr" || name == "std::unique_ptr" || name == "std::optional" ||
+        name == "torch::nn::ModuleHolder" || name == "c10::optional") {
+      type = first_argument();
+      continue;
+    }
+    if (name == "std::vector" || name == "std::deque" || name == "std::list" || name == "std::array") {
+      if (in_container) *in_container = true;
+      type = first_argument();
+      continue;
+    }
+    if (name == "std::map" || name == "std::unordered_map") {
+      if (in_container) *in_container = true;
+      type = second_argument();
+      continue;
+    }
+    // A TORCH_MODULE holder: `class Decoder : public torch::nn::ModuleHolder<DecoderImpl>`.
+    if (record->hasDefinition())
+      for (const auto& base : record->getDefinition()->bases()) {
+        const auto* b = base.getType()->getAsCXXRecordDecl();
+        if (b && b->getQualifiedNameAsString() == "torch::nn::ModuleHolder") {
+          type = base.getType();
+          record = nullptr;
+          break;
+        }
+      }
+    if (!record) continue;
+    return record;
+  }
+  return nullptr;
+}
+
+bool is_kv_name(const facts::Vocabulary& vocabulary, std::string_view name) {
+  std::string n(name);
+  while (!n.empty() && n.back() == '_') n.pop_back();
+  if (n.starts_with("m_")) n = n.substr(2);
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const auto& bad : vocabulary.cpp.not_kv_tensor_names)
+    if (n.find(bad) != std::string::npos) return false;
+  for (const auto& kv : vocabulary.cpp.kv_tensor_names) {
+    if (n == kv || n == kv + "s") return true;
+    if (n.size() > kv.size() && n.ends_with(kv) && n[n.size() - kv.size() - 1] == '_') return true;
+  }
+  return false;
+}
+
+namespace {
+
+class Visitor : public RecursiveASTVisitor<Visitor> {
+ public:
+  explicit Visitor(Context& cx) : cx_(cx) {}
+  bool shouldVisitTemplateInstantiations() const { return false; }
+  bool shouldVisitImplicitCode() const { return false; }
+
+  bool VisitCXXRecordDecl(CXXRecordDecl* record) {
+    if (!record->isThisDeclarationADefinition() || record->isLambda() || record->isImplicit() ||
+        record->getIdentifier() == nullptr || !in_main_file(cx_, record->getLocation()) ||
+        record->getLocation().isMacroID())
+      return true;
+    extract_class(cx_, *record);
+    extract_member_caches(cx_, *record);
+    return true;
+  }
+
+  bool VisitVarDecl(VarDecl* var) {
+    if (isa<ParmVarDecl>(var) || !in_main_file(cx_, var->getLocation())) return true;
+    if (var->isFileVarDecl() || var->isStaticDataMember()) extract_constant(cx_, *var);
+    return true;
+  }
+
+  bool VisitFunctionDecl(FunctionDecl* function) {
+    if (!function->doesThisDeclarationHaveABody() || !in_main_file(cx_, function->getLocation()) ||
+        function->isImplicit())
+      return true;
+    if (const auto* method = dyn_cast<CXXMethodDecl>(function); method && method->getParent()->isLambda())
+      return true;
+    const CXXRecordDecl* owner = owner_of(function);
+    facts::MethodFact fact = method_fact(cx_, *function);
+    if (owner) {
+      bool placed = false;
+      for (auto& c : cx_.out.classes)
+        if (c.name == owner->getNameAsString()) {
+          c.methods.push_back(std::move(fact));
+          placed = true;
+          break;
+        }
+      (void)placed;  // a method of a class defined in a header: its calls stay with that header's class
+    } else {
+      cx_.out.functions.push_back(std::move(fact));
+    }
+    extract_captures(cx_, *function);
+    extract_cache_sites(cx_, *function);
+    extract_constructions(cx_, *function);
+    extract_attribute_assignments(cx_, *function);
+    if (const auto* method = dyn_cast<CXXMethodDecl>(function);
+        method && owner && method->getNameAsString() == cx_.vocabulary.declaration_method)
+      extract_declaration(cx_, *method);
+    return true;
+  }
+
+ private:
+  Context& cx_;
+};
+
+}  // namespace
+
+void walk_translation_unit(Context& cx) {
+  Visitor visitor(cx);
+  visitor.TraverseDecl(cx.ast.getTranslationUnitDecl());
+}
+
+}  // namespace kvlint::cpp

@@ -1,0 +1,259 @@
+// The C++ front end end to end through the CLI: compile databases (-p, the config
+// key, found upward), fallback flags, degraded mode reported per file in every
+// format, a file that does not compile, a huge generated translation unit, a mixed
+// Python + C++ tree in one run, the per-file cache keyed on the compile command,
+// and a missing front-end module (one diagnostic naming the package; Python unaffected).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/engine/temp_dir.hpp"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using kvlint::testing::TempDir;
+
+namespace {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+CliRun kvlint(const fs::path& cwd, const std::vector<std::string>& args, const std::string& env = "") {
+  TempDir capture;
+  std::string command = "cd " + quote(cwd.string()) + " && " + env + " " + quote(KVLINT_BINARY);
+  for (const auto& a : args) command += " " + quote(a);
+  command += " >" + quote((capture.path() / "out").string()) + " 2>" + quote((capture.path() / "err").string());
+  const int status = std::system(command.c_str());
+  CliRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = slurp(capture.path() / "out");
+  run.err = slurp(capture.path() / "err");
+  return run;
+}
+
+json report(const CliRun& run) {
+  try {
+    return json::parse(run.out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not JSON: " << e.what() << "\n" << run.out << run.err;
+    return json::object();
+  }
+}
+
+std::vector<std::string> codes_in(const json& r, const std::string& file_part) {
+  std::vector<std::string> out;
+  for (const auto& f : r.value("findings", json::array()))
+    if (f.dump().find(file_part) != std::string::npos) out.push_back(f.value("code", ""));
+  return out;
+}
+
+std::vector<std::string> diagnostic_kinds(const json& r, const std::string& file_part) {
+  std::vector<std::string> out;
+  for (const auto& d : r.value("diagnostics", json::array()))
+    if (d.value("path", "").find(file_part) != std::string::npos) out.push_back(d.value("kind", ""));
+  return out;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// A self-contained stand-in for LibTorch (so the file compiles with full types) reachable
+// only through the compile database's -I flag; without it <torch/torch.h> is missing and
+// the degraded-mode declarations take its place.
+constexpr const char* kTensorHeader = R"cpp(#pragma once
+namespace torch {
+struct Tensor {};
+template <class... A> Tensor zeros(A...) { return {}; }
+namespace nn { struct Module {}; }
+}  // namespace torch
+)cpp";
+
+constexpr const char* kModelSource = R"cpp(#include <torch/torch.h>
+struct Decoder : torch::nn::Module {
+  Decoder() { k_cache_ = torch::zeros(4, 1024); }
+  torch::Tensor k_cache_;
+};
+)cpp";
+
+std::string compile_database(const fs::path& root, const std::string& file) {
+  json db = json::array();
+  db.push_back({{"directory", root.string()},
+                {"file", file},
+                {"arguments", {"clang++", "-std=c++17", "-I" + (root / "third_party").string(), "-c", file}}});
+  return db.dump(2);
+}
+
+TEST(CppFrontEnd, CompileDatabaseGivesFullTypesFallbackDegrades) {
+  TempDir dir;
+  dir.write("third_party/torch/torch.h", kTensorHeader);
+  dir.write("src/decoder.cpp", kModelSource);
+
+  // Without a database: the header is missing, the file is analysed in degraded mode, the K/V still found.
+  CliRun fallback = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "src"});
+  json r = report(fallback);
+  EXPECT_EQ(codes_in(r, "decoder.cpp"), std::vector<std::string>{"KV101"}) << fallback.out << fallback.err;
+  EXPECT_TRUE(has(diagnostic_kinds(r, "decoder.cpp"), "degraded")) << fallback.out;
+
+  // -p DIR: full types, no degraded note.
+  dir.write("build/compile_commands.json", compile_database(dir.path(), "src/decoder.cpp"));
+  CliRun with_p = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "-p", "build", "src"});
+  r = report(with_p);
+  EXPECT_EQ(codes_in(r, "decoder.cpp"), std::vector<std::string>{"KV101"}) << with_p.out << with_p.err;
+  EXPECT_TRUE(diagnostic_kinds(r, "decoder.cpp").empty()) << with_p.out;
+
+  // The `compile-commands` key of [tool.kvlint.cpp].
+  dir.write("kvlint.toml", "[cpp]\ncompile-commands = \"build\"\n");
+  r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "src"}));
+  EXPECT_TRUE(diagnostic_kinds(r, "decoder.cpp").empty()) << r.dump();
+  fs::remove(dir.path() / "kvlint.toml");
+
+  // Found upward from the project root, as clang-tidy does.
+  fs::rename(dir.path() / "build/compile_commands.json", dir.path() / "compile_commands.json");
+  r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "src"}));
+  EXPECT_TRUE(diagnostic_kinds(r, "decoder.cpp").empty()) << r.dump();
+
+  // A -p directory without a database is said, and the fallback flags are used.
+  r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "-p", "nowhere", "src"}));
+  EXPECT_TRUE(has(diagnostic_kinds(r, "nowhere"), "config")) << r.dump();
+}
+
+TEST(CppFrontEnd, DegradedModeIsNotedInTextJsonAndSarif) {
+  const fs::path fixture =
+      fs::path(KVLINT_SOURCE_DIR) / "rules/kv101_undeclared_cache/fixtures/fire_cpp_kv_tensor_members.cpp";
+  TempDir dir;
+  fs::copy_file(fixture, dir.path() / "decoder.cpp");
+  CliRun text = kvlint(dir.path(), {"check", "--no-cache", "decoder.cpp"});
+  EXPECT_NE(text.out.find("analysed without full types"), std::string::npos) << text.out << text.err;
+  EXPECT_NE(text.out.find("torch/torch.h"), std::string::npos) << text.out;
+  CliRun sarif = kvlint(dir.path(), {"check", "--no-cache", "--format", "sarif", "decoder.cpp"});
+  EXPECT_NE(sarif.out.find("analysed without full types"), std::string::npos) << sarif.out;
+  EXPECT_NE(sarif.out.find("KV101"), std::string::npos);
+}
+
+// The torch wheel of a runtime environment (runtime/setup-env) ships LibTorch's headers.
+fs::path libtorch_include() {
+  const char* home = std::getenv("HOME");
+  const fs::path runtime = fs::path(home ? home : "/") / ".cache/kvlint/runtime";
+  std::error_code ec;
+  for (const auto& venv : fs::directory_iterator(runtime, ec))
+    for (const auto& lib : fs::directory_iterator(venv.path() / "lib", ec)) {
+      const fs::path include = lib.path() / "site-packages/torch/include";
+      if (fs::is_regular_file(include / "torch/csrc/api/include/torch/torch.h", ec)) return include;
+    }
+  return {};
+}
+
+TEST(CppFrontEnd, WithTheLibTorchHeadersTheRealTypesAreUsed) {
+  const fs::path include = libtorch_include();
+  if (include.empty()) GTEST_SKIP() << "no runtime environment with a torch wheel (runtime/setup-env)";
+  TempDir dir;
+  fs::copy_file(fs::path(KVLINT_SOURCE_DIR) / "rules/kv101_undeclared_cache/fixtures/fire_cpp_kv_tensor_members.cpp",
+                dir.path() / "decoder.cpp");
+  json db = json::array();
+  db.push_back({{"directory", dir.path().string()},
+                {"file", "decoder.cpp"},
+                {"arguments",
+                 {"clang++", "-std=c++20", "-isystem", include.string(), "-isystem",
+                  (include / "torch/csrc/api/include").string(), "-c", "decoder.cpp"}}});
+  dir.write("compile_commands.json", db.dump());
+  json r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "decoder.cpp"}));
+  EXPECT_EQ(codes_in(r, "decoder.cpp"), (std::vector<std::string>{"KV101", "KV101"})) << r.dump();
+  EXPECT_TRUE(diagnostic_kinds(r, "decoder.cpp").empty()) << r.dump();
+}
+
+TEST(CppFrontEnd, AFileThatDoesNotCompileIsReportedAndTheRunGoesOn) {
+  TempDir dir;
+  dir.write("broken.cpp", "struct Decoder {\n  int k_cache_ = ;\n  void f() { return 1 +; }\n}}}\n");
+  dir.write("model.py",
+            "from transformers import DynamicCache\nimport torch.nn as nn\n"
+            "class M(nn.Module):\n    def f(self):\n        self.cache = DynamicCache()\n");
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "."});
+  json r = report(run);
+  EXPECT_TRUE(has(diagnostic_kinds(r, "broken.cpp"), "compile-error")) << run.out << run.err;
+  EXPECT_EQ(codes_in(r, "model.py"), std::vector<std::string>{"KV101"});
+  EXPECT_EQ(run.exit_code, 1);
+}
+
+TEST(CppFrontEnd, AMixedTreeIsOneRunAndOneReport) {
+  TempDir dir;
+  dir.write("model.py",
+            "from transformers import DynamicCache\nimport torch.nn as nn\n"
+            "class M(nn.Module):\n    def f(self):\n        self.cache = DynamicCache()\n");
+  dir.write("decoder.cpp", "#include <torch/torch.h>\nstruct D : torch::nn::Module {\n"
+                           "  D() { v_cache_ = torch::empty({2, 8}); }\n  torch::Tensor v_cache_;\n};\n");
+  json r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "."}));
+  EXPECT_EQ(codes_in(r, "model.py"), std::vector<std::string>{"KV101"});
+  EXPECT_EQ(codes_in(r, "decoder.cpp"), std::vector<std::string>{"KV101"});
+}
+
+TEST(CppFrontEnd, TheCacheIsKeyedOnTheCompileCommand) {
+  TempDir dir;
+  dir.write("third_party/torch/torch.h", kTensorHeader);
+  dir.write("src/decoder.cpp", kModelSource);
+  dir.write("compile_commands.json", compile_database(dir.path(), "src/decoder.cpp"));
+  auto stats = [&] { return kvlint(dir.path(), {"check", "-v", "src"}).err; };
+  EXPECT_NE(stats().find("files_parsed=1"), std::string::npos);
+  EXPECT_NE(stats().find("files_cached=1"), std::string::npos);
+  // Other flags are another analysis, even for the same bytes.
+  std::string db = compile_database(dir.path(), "src/decoder.cpp");
+  db.replace(db.find("-std=c++17"), 10, "-std=c++20");
+  dir.write("compile_commands.json", db);
+  EXPECT_NE(stats().find("files_parsed=1"), std::string::npos);
+}
+
+TEST(CppFrontEnd, AHugeGeneratedTranslationUnitIsAnalysed) {
+  TempDir dir;
+  std::string source = "#include <torch/torch.h>\n";
+  for (int i = 0; i < 4000; ++i)
+    source += "struct Layer" + std::to_string(i) + " { int forward(int x) { return x + " + std::to_string(i) +
+              "; } };\n";
+  source += "struct Holder : torch::nn::Module {\n  Holder() { key_cache_ = torch::zeros({1}); }\n"
+            "  torch::Tensor key_cache_;\n};\n";
+  dir.write("generated.cpp", source);
+  json r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "generated.cpp"}));
+  EXPECT_EQ(codes_in(r, "generated.cpp"), std::vector<std::string>{"KV101"});
+}
+
+TEST(CppFrontEnd, WithoutTheModuleOneDiagnosticNamesThePackageAndPythonIsUnaffected) {
+  TempDir dir;
+  dir.write("model.py",
+            "from transformers import DynamicCache\nimport torch.nn as nn\n"
+            "class M(nn.Module):\n    def f(self):\n        self.cache = DynamicCache()\n");
+  dir.write("a.cpp", "struct A { int k_cache_ = 0; };\n");
+  dir.write("b.cpp", "struct B { int v_cache_ = 0; };\n");
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "."},
+                   "KVLINT_CPP_FRONTEND=" + quote((dir.path() / "missing.so").string()));
+  json r = report(run);
+  EXPECT_EQ(codes_in(r, "model.py"), std::vector<std::string>{"KV101"});
+  int naming_package = 0;
+  for (const auto& d : r.value("diagnostics", json::array()))
+    if (d.value("message", "").find("libclang-cpp14") != std::string::npos) ++naming_package;
+  EXPECT_EQ(naming_package, 1) << run.out;
+  EXPECT_TRUE(has(diagnostic_kinds(r, "a.cpp"), "not-analysed"));
+  EXPECT_TRUE(has(diagnostic_kinds(r, "b.cpp"), "not-analysed"));
+  EXPECT_EQ(run.exit_code, 1);
+}
+
+}  // namespace
