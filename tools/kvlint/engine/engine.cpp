@@ -26,7 +26,7 @@
 #include "analyzers/python/python_frontend.hpp"
 #include "rules/registry.hpp"
 #include "tools/kvlint/engine/discovery.hpp"
-#include "tools/kvlint/engine/fork_join_edges.hpp"
+#include "tools/kvlint/engine/instrumented_fork_join.hpp"
 #include "tools/kvlint/engine/result_cache.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
 #include "tools/kvlint/engine/suppressions.hpp"
@@ -308,17 +308,17 @@ class ProjectRun {
 
   template <typename Body>
   void parallel_over(const std::vector<std::size_t>& indices, const Body& body) {
-    ForkJoinEdges edges;  // for ThreadSanitizer, which cannot see into the pool
-    edges.fork();
+#ifdef KVLINT_THREAD_SANITIZER
+    // The pool is not instrumented: the same fork/join on threads TSan can see.
+    fork_join_on_threads(indices.size(), arena_.max_concurrency(), [&](std::size_t k) { body(indices[k]); });
+#else
     arena_.execute([&] {
       tbb::parallel_for(tbb::blocked_range<std::size_t>(0, indices.size(), 1),
                         [&](const tbb::blocked_range<std::size_t>& range) {
-                          edges.task_begins();
                           for (std::size_t k = range.begin(); k != range.end(); ++k) body(indices[k]);
-                          edges.task_ends();
                         });
     });
-    edges.join();
+#endif
   }
 
   // The prefilter: files that contain no anchor cannot produce facts a rule reads.
