@@ -1,6 +1,7 @@
 // End-to-end tests of the kvlint binary (KVLINT_BINARY) on temporary trees.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -368,6 +369,22 @@ TEST(Cli, SymlinkLoopAndDanglingSymlink) {
   EXPECT_EQ(report["diagnostics"][0]["path"], "pkg/dangling.py");
   EXPECT_THAT(report["diagnostics"][0]["message"].get<std::string>(), HasSubstr("dangling symbolic link"));
   EXPECT_THAT(stats_line(run), HasSubstr("files_found=1 "));
+}
+
+TEST(Cli, AFifoNamedOnTheCommandLineIsADiagnosticNotAHang) {
+  TempDir dir;
+  dir.write("warn.py", kWarningFile);
+  ASSERT_EQ(::mkfifo((dir.path() / "pipe.py").c_str(), 0600), 0);
+  // No writer ever opens the FIFO: a blocking open would wait forever.
+  const CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "pipe.py", "warn.py"},
+                            "timeout 60");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const json report = parse_json(run);
+  ASSERT_EQ(report["diagnostics"].size(), 1u);
+  EXPECT_EQ(report["diagnostics"][0]["path"], "pipe.py");
+  EXPECT_EQ(report["diagnostics"][0]["kind"], "read-error");
+  EXPECT_EQ(report["diagnostics"][0]["message"], "not a regular file");
+  EXPECT_EQ(report["findings"].size(), 2u);
 }
 
 TEST(Cli, UnreadableDirectoryIsADiagnostic) {

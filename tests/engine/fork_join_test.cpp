@@ -24,7 +24,9 @@ TEST(ForkJoinOnThreads, RunsEveryIndexExactlyOnceBeforeReturning) {
     });
     for (std::size_t k = 0; k < runs.size(); ++k) ASSERT_EQ(runs[k].load(), 1) << k << " workers " << workers;
     EXPECT_LE(threads.size(), static_cast<std::size_t>(workers));
-    if (workers == 1) EXPECT_EQ(threads, std::set<std::thread::id>{std::this_thread::get_id()});
+    if (workers == 1) {
+      EXPECT_EQ(threads, std::set<std::thread::id>{std::this_thread::get_id()});
+    }
   }
   int calls = 0;
   fork_join_on_threads(0, 4, [&](std::size_t) { ++calls; });
