@@ -1,6 +1,7 @@
 // End-to-end tests of the kvlint binary (KVLINT_BINARY) on temporary trees.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -370,6 +371,22 @@ TEST(Cli, SymlinkLoopAndDanglingSymlink) {
   EXPECT_THAT(stats_line(run), HasSubstr("files_found=1 "));
 }
 
+TEST(Cli, AFifoNamedOnTheCommandLineIsADiagnosticNotAHang) {
+  TempDir dir;
+  dir.write("warn.py", kWarningFile);
+  ASSERT_EQ(::mkfifo((dir.path() / "pipe.py").c_str(), 0600), 0);
+  // No writer ever opens the FIFO: a blocking open would wait forever.
+  const CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "pipe.py", "warn.py"},
+                            "timeout 60");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const json report = parse_json(run);
+  ASSERT_EQ(report["diagnostics"].size(), 1u);
+  EXPECT_EQ(report["diagnostics"][0]["path"], "pipe.py");
+  EXPECT_EQ(report["diagnostics"][0]["kind"], "read-error");
+  EXPECT_EQ(report["diagnostics"][0]["message"], "not a regular file");
+  EXPECT_EQ(report["findings"].size(), 2u);
+}
+
 TEST(Cli, UnreadableDirectoryIsADiagnostic) {
   // Tests run as root, and chmod 000 does not stop root; drop the capabilities that let it.
   if (std::system("command -v setpriv >/dev/null 2>&1") != 0) GTEST_SKIP() << "setpriv not available";
@@ -632,6 +649,69 @@ TEST(Cli, ConcurrentRunsOnOneTreeAndCacheBothGiveTheFullResult) {
     EXPECT_EQ(run.err, "") << "round " << round;
     EXPECT_EQ(run.out, want + want + want + want) << "round " << round;
   }
+}
+
+// The "kvlint: note: ..." lines on stderr.
+std::vector<std::string> note_lines(const std::string& err) {
+  std::vector<std::string> notes;
+  std::istringstream lines(err);
+  for (std::string line; std::getline(lines, line);)
+    if (line.starts_with("kvlint: note: ")) notes.push_back(line);
+  return notes;
+}
+
+TEST(Cli, ReadOnlyCacheDirectoryAndFullDiskDegradeToNoCachingWithOneWarning) {
+  // Tests run as root, whom permissions do not stop: drop the capabilities that let it.
+  if (std::system("command -v setpriv >/dev/null 2>&1 && command -v prlimit >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "setpriv or prlimit not available";
+  const std::string no_root_override =
+      "setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-dac_override,-dac_read_search --";
+  TempDir dir;
+  for (int i = 0; i < 6; ++i) dir.write("m" + std::to_string(i) + ".py", kWarningFile);
+  const std::vector<std::string> args = {"check", "--format", "json"};
+  std::vector<std::string> uncached = args;
+  uncached.push_back("--no-cache");
+  ASSERT_EQ(kvlint(dir.path(), args).exit_code, 1);  // a warm cache
+  const fs::path cache = dir.path() / ".kvlint_cache";
+  const std::string warm_cache = slurp(cache / "facts-cache.cbor");
+  fs::permissions(cache, fs::perms::owner_read | fs::perms::owner_exec);
+  for (int run = 0; run < 2; ++run) {
+    // A change the read-only cache cannot take: the result is still whole and fresh.
+    dir.write("m0.py", std::string(kWarningFile) + "# run " + std::to_string(run) + "\n");
+    const std::string expected = kvlint(dir.path(), uncached).out;
+    const CliRun result = kvlint(dir.path(), args, no_root_override);
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_EQ(result.out, expected);
+    const auto notes = note_lines(result.err);
+    ASSERT_EQ(notes.size(), 1u) << result.err;
+    EXPECT_THAT(notes[0], HasSubstr("caching disabled"));
+    EXPECT_EQ(slurp(cache / "facts-cache.cbor"), warm_cache);
+  }
+  // A cache directory that cannot be created inside a read-only one.
+  fs::permissions(cache, fs::perms::owner_all);
+  const fs::path locked = dir.path() / "locked";
+  fs::create_directory(locked);
+  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+  std::vector<std::string> inside_locked = args;
+  inside_locked.insert(inside_locked.end(), {"--cache-dir", (locked / "cache").string()});
+  const CliRun uncreatable = kvlint(dir.path(), inside_locked, no_root_override);
+  fs::permissions(locked, fs::perms::owner_all);
+  EXPECT_EQ(uncreatable.out, kvlint(dir.path(), uncached).out);
+  EXPECT_EQ(note_lines(uncreatable.err).size(), 1u) << uncreatable.err;
+  EXPECT_FALSE(fs::exists(locked / "cache"));
+  // A full disk: no file may grow past 0 bytes (EFBIG, as ENOSPC would be), with
+  // SIGXFSZ ignored as a full disk sends none. stdout and stderr go through
+  // pipes (swapped through fd 3), which the limit does not touch.
+  dir.write("m1.py", std::string(kWarningFile) + "# the disk is full\n");
+  const CliRun full = bash(dir.path(),
+                           "set -o pipefail; trap '' XFSZ; "
+                           "{ prlimit --fsize=0 -- \"$K\" check --format json 2>&1 >&3 3>&- | cat >&2; } 3>&1 | cat");
+  EXPECT_EQ(full.exit_code, 1) << full.err;
+  EXPECT_EQ(full.out, kvlint(dir.path(), uncached).out);
+  const auto full_notes = note_lines(full.err);
+  ASSERT_EQ(full_notes.size(), 1u) << full.err;
+  EXPECT_THAT(full_notes[0], HasSubstr("caching disabled: cannot write the cache"));
+  EXPECT_EQ(slurp(cache / "facts-cache.cbor"), warm_cache);
 }
 
 }  // namespace

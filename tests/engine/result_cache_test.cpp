@@ -1,5 +1,6 @@
-// The result cache under hostile or failing conditions: corrupt and tampered
-// files, deep CBOR nesting, pruning, symbolic links, unwritable directories.
+// The result cache under hostile or failing conditions: corrupt, truncated,
+// tampered and foreign-version files, malformed entries, deep CBOR nesting,
+// pruning, symbolic links, unwritable directories.
 #include "tools/kvlint/engine/result_cache.hpp"
 
 #include <fmt/format.h>
@@ -180,6 +181,120 @@ TEST(Pipeline, TamperedCacheEntriesAreReanalysedNeverReused) {
   ASSERT_GT(tamper(cache / "last-run.cbor", "reason", "REASON"), 0);
   const CheckResult memo_tampered = check_tree(dir.path(), true);
   EXPECT_EQ(summary(memo_tampered), summary(cold));
+}
+
+TEST(Pipeline, TruncatedCacheFilesFromARealRunAreReanalysedWithOneNote) {
+  TempDir dir;
+  write_tree(dir);
+  const CheckResult expected = check_tree(dir.path(), false);
+  const fs::path cache = dir.path() / ".kvlint_cache";
+  ASSERT_EQ(summary(check_tree(dir.path(), true)), summary(expected));
+  const std::string whole = slurp(cache / "facts-cache.cbor"), memo = slurp(cache / "last-run.cbor");
+  ASSERT_GT(whole.size(), 100u);
+  // The last run's memo cut short: the per-file cache answers, silently.
+  spit(cache / "last-run.cbor", memo.substr(0, memo.size() / 2));
+  const CheckResult memo_cut = check_tree(dir.path(), true);
+  EXPECT_EQ(summary(memo_cut), summary(expected));
+  EXPECT_EQ(memo_cut.stats.files_parsed, 0u);
+  EXPECT_TRUE(memo_cut.notes.empty());
+  // The per-file cache cut short (an interrupted copy, a disk that filled in a
+  // copy made without kvlint): in the header, the payload, one byte short.
+  for (const std::size_t length : {std::size_t{0}, std::size_t{20}, whole.size() / 2, whole.size() - 1}) {
+    spit(cache / "facts-cache.cbor", whole.substr(0, length));
+    spit(cache / "last-run.cbor", memo.substr(0, memo.size() - 1));
+    const CheckResult result = check_tree(dir.path(), true);
+    EXPECT_EQ(summary(result), summary(expected)) << length;
+    EXPECT_EQ(result.stats.files_parsed, 2u) << length;
+    ASSERT_EQ(result.notes.size(), 1u) << length;
+    EXPECT_THAT(result.notes[0], HasSubstr("ignoring unreadable cache")) << length;
+  }
+  // The last one rebuilt the cache whole: the next run parses nothing.
+  const CheckResult warm = check_tree(dir.path(), true);
+  EXPECT_EQ(summary(warm), summary(expected));
+  EXPECT_EQ(warm.stats.files_parsed, 0u);
+  EXPECT_TRUE(warm.notes.empty());
+}
+
+// Every string in `value` equal to `from` becomes `to`; the count replaced.
+int replace_strings(json& value, const std::string& from, const std::string& to) {
+  if (value.is_string()) {
+    if (value.get<std::string>() != from) return 0;
+    value = to;
+    return 1;
+  }
+  int count = 0;
+  if (value.is_structured())
+    for (auto& item : value) count += replace_strings(item, from, to);
+  return count;
+}
+
+// A cache file like `cache_bytes` with every entry's KV101 turned into KV999,
+// sealed properly: a stale result under the keys this kvlint computes. An
+// empty `tool_version` keeps the file's.
+std::string with_stale_entries(std::string_view cache_bytes, const std::string& tool_version) {
+  auto contents = decode_result_cache(cache_bytes);
+  EXPECT_TRUE(contents);
+  if (!contents) return {};
+  int replaced = 0;
+  for (auto& [key, entry] : contents->entries) {
+    json data = *entry.data;
+    replaced += replace_strings(data, "KV101", "KV999");
+    entry.data = std::make_shared<const json>(std::move(data));
+  }
+  EXPECT_GT(replaced, 0);
+  if (!tool_version.empty()) contents->tool_version = tool_version;
+  return encode_result_cache(*contents);
+}
+
+TEST(Pipeline, CacheFromAnotherKvlintVersionIsNeverReusedEvenUnderTheSameKeys) {
+  TempDir dir;
+  write_tree(dir);
+  const CheckResult expected = check_tree(dir.path(), false);
+  const fs::path cache = dir.path() / ".kvlint_cache";
+  check_tree(dir.path(), true);
+  const std::string current = slurp(cache / "facts-cache.cbor");
+  // Control: with this kvlint's version the doctored entries are used, so a
+  // stale result would show in the findings.
+  spit(cache / "facts-cache.cbor", with_stale_entries(current, ""));
+  fs::remove(cache / "last-run.cbor");
+  const CheckResult stale = check_tree(dir.path(), true);
+  EXPECT_EQ(stale.stats.files_parsed, 0u);
+  EXPECT_NE(summary(stale), summary(expected));
+  // The same entries from another version: ignored whole, with one note.
+  spit(cache / "facts-cache.cbor", with_stale_entries(current, "0.0.1-another-kvlint"));
+  fs::remove(cache / "last-run.cbor");
+  const CheckResult result = check_tree(dir.path(), true);
+  EXPECT_EQ(summary(result), summary(expected));
+  EXPECT_EQ(result.stats.files_parsed, 2u);
+  ASSERT_EQ(result.notes.size(), 1u);
+  EXPECT_THAT(result.notes[0], HasSubstr("from another kvlint version"));
+  const CheckResult warm = check_tree(dir.path(), true);
+  EXPECT_EQ(summary(warm), summary(expected));
+  EXPECT_TRUE(warm.notes.empty());
+}
+
+TEST(Pipeline, MalformedEntryInAnIntactCacheFileIsReanalysedAndReplaced) {
+  TempDir dir;
+  write_tree(dir);
+  const CheckResult expected = check_tree(dir.path(), false);
+  const fs::path cache = dir.path() / ".kvlint_cache";
+  check_tree(dir.path(), true);
+  auto contents = decode_result_cache(slurp(cache / "facts-cache.cbor"));
+  ASSERT_TRUE(contents);
+  ASSERT_EQ(contents->entries.size(), 2u);
+  // Sealed and of this version, but one entry's facts are not facts.
+  auto& entry = contents->entries.begin()->second;
+  entry.data = std::make_shared<const json>(json{{"facts", json::array({1, 2})}, {"diagnostics", "none"}});
+  spit(cache / "facts-cache.cbor", encode_result_cache(*contents));
+  fs::remove(cache / "last-run.cbor");
+  const CheckResult result = check_tree(dir.path(), true);
+  EXPECT_EQ(summary(result), summary(expected));
+  EXPECT_EQ(result.stats.files_parsed, 1u);  // that file alone
+  EXPECT_EQ(result.stats.files_cached, 1u);
+  fs::remove(cache / "last-run.cbor");
+  const CheckResult warm = check_tree(dir.path(), true);
+  EXPECT_EQ(summary(warm), summary(expected));
+  EXPECT_EQ(warm.stats.files_parsed, 0u);  // replaced by the good entry
 }
 
 TEST(Pipeline, CacheDropsEntriesOfDeletedAndRenamedFilesButKeepsTheRestOnASubsetRun) {

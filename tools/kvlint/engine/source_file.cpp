@@ -82,7 +82,10 @@ std::optional<Utf8Error> find_invalid_utf8(std::string_view bytes) {
 ReadOutcome read_source(const std::filesystem::path& path, const std::string& display,
                         std::size_t max_bytes) {
   ReadOutcome out;
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: opening a FIFO named on the command line must not wait for a
+  // writer (it is rejected below as not a regular file); reads of a regular
+  // file ignore the flag.
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) {
     out.problem = make_problem(display, "read-error", fmt::format("cannot open: {}", std::strerror(errno)));
     return out;
