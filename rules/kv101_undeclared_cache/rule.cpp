@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "rules/common/declaration_skeleton.hpp"
 #include "rules/common/rule_support.hpp"
 
 namespace kvlint {
@@ -72,6 +73,7 @@ class Check final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
+    rules::SkeletonFixes skeletons;
     for (const auto& file : project.files()) {
       for (const auto& site : file.cache_sites) {
         if (site.owner_class.empty() || site.caller_requested) continue;
@@ -80,8 +82,12 @@ class Check final : public Rule {
         auto covers = project.coverage(owner);
         if (!covers.empty() && !forwards_to_nothing(project, owner, covers)) continue;
         out.push_back(make_finding(project, owner, site));
+        // A class that is not an nn.Module is declared on its holder: no skeleton on it.
+        if (project.is_module(owner) != facts::Tristate::No)
+          skeletons.add(owner, out.size() - 1, rules::skeleton_spec(project, owner, site));
       }
     }
+    skeletons.attach(project, out);
   }
 
  private:

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "rules/common/declaration_skeleton.hpp"
 #include "rules/common/rule_support.hpp"
 
 namespace kvlint {
@@ -117,6 +118,7 @@ class Check final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
+    rules::SkeletonFixes skeletons;
     for (const auto& file : project.files()) {
       for (const auto& site : file.implicit_caches) {
         if (site.owner_class.empty() || is_constructor_call(site.callee)) continue;
@@ -125,8 +127,10 @@ class Check final : public Rule {
         if (callee_declaration(project, owner, callee_attribute(site.callee))) continue;
         if (!rules::implicit_callee_is_model(project, file, owner, site)) continue;
         out.push_back(make_finding(project, site));
+        skeletons.add(owner, out.size() - 1, rules::skeleton_spec(project, owner, site));
       }
     }
+    skeletons.attach(project, out);
   }
 
  private:

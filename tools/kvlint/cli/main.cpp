@@ -19,6 +19,7 @@
 #include "tools/kvlint/config/config.hpp"
 #include "tools/kvlint/confirm/confirm.hpp"
 #include "tools/kvlint/engine/engine.hpp"
+#include "tools/kvlint/engine/fixes.hpp"
 #include "tools/kvlint/engine/result_cache.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
 #include "tools/kvlint/reporters/reporters.hpp"
@@ -83,6 +84,9 @@ struct CheckArgs {
   bool force_exclude = false;
   bool quiet = false;
   bool verbose = false;
+  bool fix = false;
+  bool unsafe_fixes = false;
+  bool dry_run = false;
 };
 
 struct ConfirmArgs {
@@ -117,6 +121,26 @@ std::vector<std::string> validated_codes(const std::vector<std::string>& codes, 
   return out;
 }
 
+// Applies (or, with --dry-run, prints as a unified diff) the findings' fixes, and says on
+// stderr how many were fixed, as ruff does; the report that follows lists what remains.
+kvlint::FixOutcome run_fixes(const CheckArgs& args, const kvlint::CheckResult& result) {
+  const kvlint::FixOutcome outcome = kvlint::apply_fixes(result, {args.unsafe_fixes, args.dry_run});
+  for (const auto& note : outcome.notes) fmt::print(stderr, "kvlint: note: {}\n", note);
+  if (args.dry_run) {
+    std::fwrite(outcome.diff.data(), 1, outcome.diff.size(), stdout);
+    if (!stdout_is_intact()) throw StdoutError();
+  }
+  if (!args.quiet) {
+    fmt::print(stderr, "kvlint: {} {} finding{} in {} file{}.\n", args.dry_run ? "would fix" : "fixed",
+               outcome.fixed, outcome.fixed == 1 ? "" : "s", outcome.files_changed,
+               outcome.files_changed == 1 ? "" : "s");
+    if (outcome.unsafe_hidden > 0)
+      fmt::print(stderr, "kvlint: {} more fix{} available with --unsafe-fixes.\n", outcome.unsafe_hidden,
+                 outcome.unsafe_hidden == 1 ? "" : "es");
+  }
+  return outcome;
+}
+
 int run_check_command(const CheckArgs& args) {
   kvlint::CheckOptions options;
   if (args.given_select) options.overrides.select = validated_codes(args.select, "--select");
@@ -143,7 +167,12 @@ int run_check_command(const CheckArgs& args) {
   if (!args.cache_dir.empty()) options.cache_dir = args.cache_dir;
   options.jobs = args.jobs;
   options.force_exclude = args.force_exclude;
-  const kvlint::CheckResult result = kvlint::run_check(options);
+  kvlint::CheckResult result = kvlint::run_check(options);
+  if (args.fix) {
+    const auto fixed = run_fixes(args, result);
+    if (args.dry_run) return fixed.files_changed > 0 ? kExitFindings : kExitClean;
+    if (fixed.files_changed > 0) result = kvlint::run_check(options);  // report what remains
+  }
 
   if (!args.quiet)
     for (const auto& note : result.notes) fmt::print(stderr, "kvlint: note: {}\n", note);
@@ -287,6 +316,16 @@ int main(int argc, char** argv) {
   check->add_flag("--force-exclude", check_args.force_exclude,
                   "Apply exclude globs to paths named explicitly too");
   check->add_flag("--quiet,-q", check_args.quiet, "Print no notes on stderr");
+  check->add_flag("--fix", check_args.fix,
+                  "Apply safe fixes (unused suppressions), then report what remains");
+  check
+      ->add_flag("--unsafe-fixes", check_args.unsafe_fixes,
+                 "With --fix, also write declaration skeletons for KV101/KV102")
+      ->needs(check->get_option("--fix"));
+  check
+      ->add_flag("--dry-run", check_args.dry_run,
+                 "With --fix: print the fixes as a unified diff on stdout and change nothing")
+      ->needs(check->get_option("--fix"));
   check->add_flag("--verbose,-v", check_args.verbose,
                   "Print a statistics line (files parsed, cached, ...) on stderr");
 
