@@ -63,7 +63,10 @@ void FileWalker::add_import(std::string local, std::string target, TSNode at) {
 }
 
 void FileWalker::on_import(TSNode node) {
-  if (frames_.empty()) out_.import_insert_byte = after_line_end(ts_node_end_byte(node));
+  // Top-level statements only (column 0): after an import inside `try:` or `if TYPE_CHECKING:`
+  // an unindented line would end the block early.
+  if (frames_.empty() && ts_node_start_point(node).column == 0)
+    out_.import_insert_byte = after_line_end(ts_node_end_byte(node));
   std::vector<std::pair<TSNode, TSFieldId>> children;
   for_each_named_child(aux_, node, [&](TSNode c, TSFieldId fid) {
     children.emplace_back(c, fid);
