@@ -179,6 +179,19 @@ TEST(FixExampleTree, FixedFindingsGoAndThePlaceholderIsFlagged) {
   EXPECT_EQ(snapshot(dir.path()), fixed_tree);
 }
 
+// The run memo and the per-file cache keep the fix: a cached run fixes as a fresh one does.
+TEST(FixFixtures, FixesSurviveTheCache) {
+  TempDir dir;
+  dir.write("a.py", slurp(kFixtures / "partial_codes.py"));
+  const std::string check = quote(KVLINT_BINARY) + " check --format json --exit-zero a.py";
+  const CommandRun fresh = shell(dir.path(), check);
+  const CommandRun cached = shell(dir.path(), check);
+  ASSERT_THAT(fresh.out, HasSubstr("\"fix\""));
+  EXPECT_EQ(cached.out, fresh.out);
+  shell(dir.path(), quote(KVLINT_BINARY) + " check --fix a.py");
+  EXPECT_EQ(slurp(dir.path() / "a.py"), slurp(kFixtures / "partial_codes.fixed.py"));
+}
+
 // A file edited between the analysis and the write is left alone.
 TEST(ApplyFixes, FileChangedSinceAnalysisIsSkipped) {
   TempDir dir;
