@@ -65,7 +65,9 @@ constexpr const char* kCheckFooter = R"(Exit status:
   2  usage or configuration error (message on stderr, nothing on stdout)
 Diagnostics about single files (parse errors, binary files, invalid UTF-8,
 dangling links) are reported but do not by themselves fail the run.
---select and --ignore replace the configured lists; --extend-select adds to them.)";
+--select and --ignore replace the configured lists; --extend-select adds to them.
+--fix applies the fixes, then reports and exits on what remains; --fix --dry-run prints
+the fixes as a unified diff, changes nothing, and exits 1 when it would change a file.)";
 
 struct CheckArgs {
   std::vector<std::string> paths;
