@@ -1,6 +1,8 @@
 // What rules emit and reporters print.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +22,24 @@ struct RelatedLocation {
   std::string message;  // "cache kept per request id here"
 };
 
+// One text replacement in the finding's file: bytes [begin, end) become `replacement`
+// (begin == end inserts). Positions come from the facts, never from a syntax tree.
+struct FixEdit {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  std::string replacement;
+  bool operator==(const FixEdit&) const = default;
+};
+
+// A change that resolves the finding. Safe fixes keep behaviour (removing an unused
+// suppression); unsafe ones write code a reviewer must complete (a declaration skeleton).
+struct Fix {
+  std::string description;  // "remove the unused suppression"
+  bool safe = true;
+  std::vector<FixEdit> edits;  // non-overlapping, in the finding's file
+  bool operator==(const Fix&) const = default;
+};
+
 struct Finding {
   std::string code;     // "KV202"
   Severity severity = Severity::Error;
@@ -30,6 +50,7 @@ struct Finding {
   // Stable across unrelated edits: hash of code, path, owner class and the
   // normalized text of the primary evidence (not line numbers). Set by the engine.
   std::string fingerprint;
+  std::optional<Fix> fix;  // applied by `kvlint check --fix` (unsafe ones with --unsafe-fixes)
 };
 
 // A problem with an input that is not a finding: unreadable, not UTF-8,

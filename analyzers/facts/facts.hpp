@@ -28,6 +28,13 @@ struct Location {
   bool operator==(const Location&) const = default;
 };
 
+// A half-open byte range [begin, end) in the file's content, for fixes that rewrite text.
+struct ByteSpan {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  bool operator==(const ByteSpan&) const = default;
+};
+
 // A literal's value when the expression is a plain literal. Exactly these are literals
 // (anything else is LiteralKind::None, literal_value empty):
 //   - Int / Float: a number token as written (`2048`, `0x800`, `1_024`, `1e-3`, `.5`),
@@ -331,6 +338,10 @@ struct ClassFact {
   Location loc;
   std::vector<BaseClass> bases;
   std::vector<MethodFact> methods;
+  // Where a fix adds a method: the indentation of the class body as written ("    "), and
+  // the byte just after the body's last statement line (its newline included).
+  std::string body_indent;
+  uint32_t body_end_byte = 0;
 };
 
 struct ImportFact {
@@ -349,6 +360,12 @@ struct Suppression {
   std::string reason;        // trimmed text after the bracket; empty when none
   uint32_t applies_to_line = 0;  // the line it covers: its own line when the comment trails code, else the next code line
   std::string malformed;     // why it is not a valid suppression; empty when it is one
+  // For fixes: the comment; each code as written (parallel to `codes`); and what removing the
+  // whole comment removes: its line, newline included, when the comment is alone on it, else
+  // the comment and the blanks before it.
+  ByteSpan span;
+  std::vector<ByteSpan> code_spans;
+  ByteSpan removal;
 };
 
 struct ParseProblem {
@@ -374,6 +391,9 @@ struct FileFacts {
   std::vector<AttributeAssignment> attribute_assignments;
   std::vector<Construction> constructions;
   std::vector<ParseProblem> parse_problems;
+  // Where a fix adds an import: the byte after the line of the last module-level import,
+  // else 0 (the top of the file).
+  uint32_t import_insert_byte = 0;
 };
 
 inline std::string_view simple_name(std::string_view dotted) {

@@ -92,6 +92,20 @@ constexpr std::array<std::pair<ProtocolUse::Kind, const char*>, 3> kProtocolKind
 }};
 
 // The file path is stored once at the top level; locations omit it.
+json span_to_json(const ByteSpan& s) {
+  return json::array({s.begin, s.end});
+}
+
+json spans_to_json(const std::vector<ByteSpan>& spans) {
+  json out = json::array();
+  for (const auto& s : spans) out.push_back(span_to_json(s));
+  return out;
+}
+
+ByteSpan span_from_json(const json& j) {
+  return ByteSpan{j.at(0).get<uint32_t>(), j.at(1).get<uint32_t>()};
+}
+
 json loc_json(const Location& l) {
   return json::array({l.line, l.column, l.end_line, l.end_column});
 }
@@ -235,7 +249,12 @@ json to_json(const FileFacts& f) {
     for (const auto& b : c.bases) bases.push_back({{"written", b.written}, {"resolved", b.resolved}});
     json methods = json::array();
     for (const auto& m : c.methods) methods.push_back(w.method(m));
-    classes.push_back({{"name", c.name}, {"loc", w.loc(c.loc)}, {"bases", bases}, {"methods", methods}});
+    classes.push_back({{"name", c.name},
+                       {"loc", w.loc(c.loc)},
+                       {"bases", bases},
+                       {"methods", methods},
+                       {"body_indent", c.body_indent},
+                       {"body_end_byte", c.body_end_byte}});
   }
 
   json& functions = j["functions"] = json::array();
@@ -371,10 +390,14 @@ json to_json(const FileFacts& f) {
                             {"codes", s.codes},
                             {"reason", s.reason},
                             {"applies_to_line", s.applies_to_line},
-                            {"malformed", s.malformed}});
+                            {"malformed", s.malformed},
+                            {"span", span_to_json(s.span)},
+                            {"code_spans", spans_to_json(s.code_spans)},
+                            {"removal", span_to_json(s.removal)}});
 
   json& problems = j["parse_problems"] = json::array();
   for (const auto& p : f.parse_problems) problems.push_back({{"loc", w.loc(p.loc)}, {"message", p.message}});
+  j["import_insert_byte"] = f.import_insert_byte;
   return j;
 }
 
@@ -397,6 +420,8 @@ FileFacts file_facts_from_json(const json& j) {
     for (const auto& b : c.at("bases"))
       cls.bases.push_back({b.at("written").get<std::string>(), b.at("resolved").get<std::string>()});
     for (const auto& m : c.at("methods")) cls.methods.push_back(r.method(m));
+    cls.body_indent = c.at("body_indent").get<std::string>();
+    cls.body_end_byte = c.at("body_end_byte").get<uint32_t>();
     f.classes.push_back(std::move(cls));
   }
   for (const auto& fn : j.at("functions")) f.functions.push_back(r.method(fn));
@@ -512,14 +537,23 @@ FileFacts file_facts_from_json(const json& j) {
                                r.guards(c.at("guards")), c.at("factory").get<std::string>(),
                                r.args(c.at("args"))});
 
-  for (const auto& s : j.at("suppressions"))
-    f.suppressions.push_back({r.loc(s.at("loc")), s.at("file_level").get<bool>(),
-                              s.at("codes").get<std::vector<std::string>>(),
-                              s.at("reason").get<std::string>(), s.at("applies_to_line").get<uint32_t>(),
-                              s.at("malformed").get<std::string>()});
+  for (const auto& s : j.at("suppressions")) {
+    Suppression sup;
+    sup.loc = r.loc(s.at("loc"));
+    sup.file_level = s.at("file_level").get<bool>();
+    sup.codes = s.at("codes").get<std::vector<std::string>>();
+    sup.reason = s.at("reason").get<std::string>();
+    sup.applies_to_line = s.at("applies_to_line").get<uint32_t>();
+    sup.malformed = s.at("malformed").get<std::string>();
+    sup.span = span_from_json(s.at("span"));
+    for (const auto& c : s.at("code_spans")) sup.code_spans.push_back(span_from_json(c));
+    sup.removal = span_from_json(s.at("removal"));
+    f.suppressions.push_back(std::move(sup));
+  }
 
   for (const auto& p : j.at("parse_problems"))
     f.parse_problems.push_back({r.loc(p.at("loc")), p.at("message").get<std::string>()});
+  f.import_insert_byte = j.at("import_insert_byte").get<uint32_t>();
   return f;
 }
 

@@ -13,7 +13,8 @@ namespace kvlint::facts {
 // 4: methods' calls and parameter_types, functions, constructions' factory and args, captured_writes_kv.
 // 5: implicit caches' callee and retention.
 // 6: specs' unpacked arguments, suppressions' malformed flag.
-inline constexpr int kFactsJsonVersion = 6;
+// 7: byte positions for fixes (suppression spans, class body end and indent, import point).
+inline constexpr int kFactsJsonVersion = 7;
 
 nlohmann::json to_json(const FileFacts& facts);
 // Throws nlohmann::json::exception (or std::invalid_argument for an unknown

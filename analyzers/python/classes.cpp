@@ -63,6 +63,10 @@ void FileWalker::add_import(std::string local, std::string target, TSNode at) {
 }
 
 void FileWalker::on_import(TSNode node) {
+  // Top-level statements only (column 0): after an import inside `try:` or `if TYPE_CHECKING:`
+  // an unindented line would end the block early.
+  if (frames_.empty() && ts_node_start_point(node).column == 0)
+    out_.import_insert_byte = after_line_end(ts_node_end_byte(node));
   std::vector<std::pair<TSNode, TSFieldId>> children;
   for_each_named_child(aux_, node, [&](TSNode c, TSFieldId fid) {
     children.emplace_back(c, fid);
@@ -113,6 +117,7 @@ void FileWalker::on_class(TSNode node) {
       return true;
     });
   }
+  fill_body_position(node, cls);
   auto state = std::make_unique<ClassState>();
   state->name = cls.name;
   state->is_cache_class = std::any_of(cls.bases.begin(), cls.bases.end(), [&](const facts::BaseClass& b) {
@@ -514,6 +519,31 @@ void FileWalker::on_hop_candidate(TSNode left, TSNode right) {
     seen.push_back(target);
     out_.hops.push_back({owner, attribute, std::move(target), loc(call), in_container});
   }
+}
+
+// Where a fix adds a method to the class: after the line of the body's last statement, with
+// the body's own indentation (a one-line body `class A: pass` gets the class's plus four spaces).
+void FileWalker::fill_body_position(TSNode class_node, facts::ClassFact& cls) const {
+  const TSNode body = field(class_node, g_.f_body);
+  if (ts_node_is_null(body) || ts_node_named_child_count(body) == 0) return;
+  const TSNode first = ts_node_named_child(body, 0);
+  const TSNode last = ts_node_named_child(body, ts_node_named_child_count(body) - 1);
+  const auto line_indent = [&](TSNode n) {
+    const uint32_t start = ts_node_start_byte(n);
+    const uint32_t column = ts_node_start_point(n).column;
+    return std::string(src_.substr(start - std::min(start, column), std::min(start, column)));
+  };
+  if (ts_node_start_point(first).row == ts_node_start_point(class_node).row)
+    cls.body_indent = line_indent(class_node) + "    ";
+  else
+    cls.body_indent = line_indent(first);
+  cls.body_end_byte = after_line_end(ts_node_end_byte(last));
+}
+
+// The byte after the newline that ends the line holding `byte` (the end of the file when none).
+uint32_t FileWalker::after_line_end(uint32_t byte) const {
+  const std::size_t newline = src_.find('\n', byte);
+  return static_cast<uint32_t>(newline == std::string_view::npos ? src_.size() : newline + 1);
 }
 
 }  // namespace kvlint::python::detail

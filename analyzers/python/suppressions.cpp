@@ -15,6 +15,7 @@ void FileWalker::on_comment(TSNode node) {
   facts::Suppression s;
   s.loc = loc(node);
   s.applies_to_line = applies_to_line(node);
+  fill_suppression_spans(node, s);
   std::string_view directive = rest.substr(0, std::min(rest.find('['), rest.size()));
   directive = directive.substr(0, std::min(directive.find_first_of(" \t:="), directive.size()));
   if (directive == "ignore-file") {
@@ -39,15 +40,36 @@ void FileWalker::on_comment(TSNode node) {
     for (std::size_t i = 0; i <= inside.size(); ++i) {
       if (i == inside.size() || inside[i] == ',' || is_space(inside[i])) {
         const std::string_view code = trim(inside.substr(start, i - start));
-        if (!code.empty()) s.codes.emplace_back(code);
+        if (!code.empty()) {
+          s.codes.emplace_back(code);
+          const auto begin = static_cast<uint32_t>(code.data() - src_.data());  // `code` views src_
+          s.code_spans.push_back({begin, begin + static_cast<uint32_t>(code.size())});
+        }
         start = i + 1;
       }
     }
     if (s.codes.empty()) s.malformed = "`[]` names no code";
     s.reason = std::string(trim(rest.substr(close + 1)));
   }
-  if (!s.malformed.empty()) s.codes.clear();
+  if (!s.malformed.empty()) {
+    s.codes.clear();
+    s.code_spans.clear();
+  }
   out_.suppressions.push_back(std::move(s));
+}
+
+// The comment's bytes, and what removing it removes: the whole line when nothing else is on
+// it, else the comment and the blanks before it (so `x = 1  # kvlint: ...` becomes `x = 1`).
+void FileWalker::fill_suppression_spans(TSNode comment, facts::Suppression& s) const {
+  const uint32_t start = ts_node_start_byte(comment);
+  const uint32_t end = ts_node_end_byte(comment);
+  s.span = {start, end};
+  uint32_t before = start;
+  while (before > 0 && (src_[before - 1] == ' ' || src_[before - 1] == '\t')) --before;
+  if (before == 0 || src_[before - 1] == '\n')
+    s.removal = {before, after_line_end(end)};
+  else
+    s.removal = {before, end};
 }
 
 uint32_t FileWalker::applies_to_line(TSNode comment) const {

@@ -332,6 +332,9 @@ class FileWalker {
   void add_import(std::string local, std::string target, TSNode at);
   void on_import(TSNode node);
   void on_class(TSNode node);
+  void fill_body_position(TSNode class_node, facts::ClassFact& cls) const;
+  uint32_t after_line_end(uint32_t byte) const;
+  void fill_suppression_spans(TSNode comment, facts::Suppression& s) const;
   void on_function(TSNode node);
   std::string annotated_class(TSNode type);
   void on_construction(TSNode call);

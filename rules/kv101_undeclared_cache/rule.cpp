@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "rules/common/declaration_skeleton.hpp"
 #include "rules/common/rule_support.hpp"
 
 namespace kvlint {
@@ -82,6 +83,7 @@ class Check final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
+    rules::SkeletonFixes skeletons;
     for (const auto& file : project.files()) {
       for (const auto& site : file.cache_sites) {
         if (site.owner_class.empty() || site.caller_requested) continue;
@@ -92,8 +94,12 @@ class Check final : public Rule {
         Finding f = make_finding(project, owner, site);
         rules::relate_holder_declarations(project, owner, f);
         out.push_back(std::move(f));
+        // A class that is not an nn.Module is declared on its holder: no skeleton on it.
+        if (project.is_module(owner) != facts::Tristate::No)
+          skeletons.add(owner, out.size() - 1, rules::skeleton_spec(project, owner, site));
       }
     }
+    skeletons.attach(project, out);
   }
 
  private:

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "rules/common/declaration_skeleton.hpp"
 #include "rules/common/rule_support.hpp"
 
 namespace kvlint {
@@ -117,6 +118,7 @@ class Check final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
+    rules::SkeletonFixes skeletons;
     for (const auto& file : project.files()) {
       for (const auto& site : file.implicit_caches) {
         if (site.owner_class.empty() || is_constructor_call(site.callee)) continue;
@@ -127,8 +129,10 @@ class Check final : public Rule {
         Finding f = make_finding(project, site);
         rules::relate_holder_declarations(project, owner, f);
         out.push_back(std::move(f));
+        skeletons.add(owner, out.size() - 1, rules::skeleton_spec(project, owner, site));
       }
     }
+    skeletons.attach(project, out);
   }
 
  private:

@@ -24,6 +24,7 @@
 #include "tools/kvlint/confirm/review_input.hpp"
 #include "tools/kvlint/engine/cpp_module.hpp"
 #include "tools/kvlint/engine/engine.hpp"
+#include "tools/kvlint/engine/fixes.hpp"
 #include "tools/kvlint/engine/result_cache.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
 #include "tools/kvlint/reporters/reporters.hpp"
@@ -76,7 +77,9 @@ dangling links) are reported but do not by themselves fail the run.
 changed since the merge base of REF and HEAD, uncommitted and untracked files
 included; --baseline FILE hides the findings an earlier report already had;
 the exit status counts only the findings reported. --write-baseline FILE
-records every finding of the run and exits 0 whatever it found.)";
+records every finding of the run and exits 0 whatever it found.
+--fix applies the fixes, then reports and exits on what remains; --fix --dry-run prints
+the fixes as a unified diff, changes nothing, and exits 1 when it would change a file.)";
 
 struct CheckArgs {
   std::vector<std::string> paths;
@@ -100,6 +103,9 @@ struct CheckArgs {
   std::string diff_ref;        // --diff: report what changed since the merge base with this
   std::string baseline;        // --baseline: a JSON or SARIF report of known findings
   std::string write_baseline;  // --write-baseline: record every finding here
+  bool fix = false;
+  bool unsafe_fixes = false;
+  bool dry_run = false;
 };
 
 struct ConfirmArgs {
@@ -152,6 +158,26 @@ std::vector<std::string> validated_codes(const std::vector<std::string>& codes, 
     out.push_back(c);
   }
   return out;
+}
+
+// Applies (or, with --dry-run, prints as a unified diff) the findings' fixes, and says on
+// stderr how many were fixed, as ruff does; the report that follows lists what remains.
+kvlint::FixOutcome run_fixes(const CheckArgs& args, const kvlint::CheckResult& result) {
+  const kvlint::FixOutcome outcome = kvlint::apply_fixes(result, {args.unsafe_fixes, args.dry_run});
+  for (const auto& note : outcome.notes) fmt::print(stderr, "kvlint: note: {}\n", note);
+  if (args.dry_run) {
+    std::fwrite(outcome.diff.data(), 1, outcome.diff.size(), stdout);
+    if (!stdout_is_intact()) throw StdoutError();
+  }
+  if (!args.quiet) {
+    fmt::print(stderr, "kvlint: {} {} finding{} in {} file{}.\n", args.dry_run ? "would fix" : "fixed",
+               outcome.fixed, outcome.fixed == 1 ? "" : "s", outcome.files_changed,
+               outcome.files_changed == 1 ? "" : "s");
+    if (outcome.unsafe_hidden > 0)
+      fmt::print(stderr, "kvlint: {} more fix{} available with --unsafe-fixes.\n", outcome.unsafe_hidden,
+                 outcome.unsafe_hidden == 1 ? "" : "es");
+  }
+  return outcome;
 }
 
 int run_check_command(const CheckArgs& args) {
@@ -210,6 +236,15 @@ int run_check_command(const CheckArgs& args) {
       return touched;
     };
   kvlint::CheckResult result = kvlint::run_check(options);
+  if (args.fix) {
+    const auto fixed = run_fixes(args, result);
+    if (args.dry_run) return fixed.files_changed > 0 ? kExitFindings : kExitClean;
+    if (fixed.files_changed > 0) {  // report what remains
+      every_finding.clear();
+      hidden_by_baseline = hidden_by_diff = 0;
+      result = kvlint::run_check(options);
+    }
+  }
   // A file the change did not touch stays silent about its input problems too (a
   // parse error there would otherwise be annotated on every pull request).
   if (changed)
@@ -435,6 +470,16 @@ int main(int argc, char** argv) {
   check->add_flag("--force-exclude", check_args.force_exclude,
                   "Apply exclude globs to paths named explicitly too");
   check->add_flag("--quiet,-q", check_args.quiet, "Print no notes on stderr");
+  check->add_flag("--fix", check_args.fix,
+                  "Apply safe fixes (unused suppressions), then report what remains");
+  check
+      ->add_flag("--unsafe-fixes", check_args.unsafe_fixes,
+                 "With --fix, also write declaration skeletons for KV101/KV102")
+      ->needs(check->get_option("--fix"));
+  check
+      ->add_flag("--dry-run", check_args.dry_run,
+                 "With --fix: print the fixes as a unified diff on stdout and change nothing")
+      ->needs(check->get_option("--fix"));
   check->add_flag("--verbose,-v", check_args.verbose,
                   "Print a statistics line (files parsed, cached, ...) on stderr");
   CLI::Option* diff_option =

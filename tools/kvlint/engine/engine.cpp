@@ -269,6 +269,10 @@ class ProjectRun {
     }
   }
   const std::set<std::string>& reported() const { return reported_; }
+  void add_content_hashes(std::map<std::string, std::uint64_t>& out) const {
+    for (const auto& f : files_)
+      if (f.readable && reported_.count(f.file.display)) out.emplace(f.file.display, f.content_hash);
+  }
   // Absolute paths of every file of the project (reported or context), for cache pruning.
   void add_paths(std::vector<std::string>& paths) const {
     for (const auto& f : files_) paths.push_back(f.file.absolute.string());
@@ -714,6 +718,7 @@ CheckResult run_check(const CheckOptions& options) {
   for (auto& project : found.projects) {
     projects.push_back(std::make_unique<ProjectRun>(std::move(project), workers, tool_identity));
     projects.back()->read_all();
+    projects.back()->add_content_hashes(result.content_hashes);
   }
   // The C++ front end is loaded only when some project has C++ files: one diagnostic per run
   // when it cannot be (each C++ file is then reported as not analysed).

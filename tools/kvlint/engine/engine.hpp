@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +67,9 @@ struct CheckResult {
   std::size_t findings_failing = 0;  // findings at or above their configuration's fail-on
   std::vector<std::string> notes;    // for stderr, never fatal: "ignoring unreadable cache ..."
   std::vector<std::string> details;  // for stderr with --verbose: "not following 1 symbolic link ..."
+  // XXH3-64 of the content each reported file was analysed from (display path -> hash),
+  // so `--fix` can skip a file that changed since.
+  std::map<std::string, std::uint64_t> content_hashes;
 };
 
 // The tool version (also part of every cache key); CMake sets it from project(VERSION).

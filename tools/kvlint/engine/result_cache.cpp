@@ -19,7 +19,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kCacheFormat = 3;  // 2: CBOR; 3: sealed (header with checksum)
+constexpr int kCacheFormat = 4;  // 2: CBOR; 3: sealed (header with checksum); 4: findings' fixes
 
 void add_field(std::string& out, std::string_view field) {
   // Length-prefixed so fields cannot run into each other.
@@ -52,6 +52,24 @@ facts::Location location_from_json(const json& j) {
                          j.at(3).get<uint32_t>(), j.at(4).get<uint32_t>()};
 }
 
+json fix_to_json(const std::optional<Fix>& fix) {
+  if (!fix) return nullptr;
+  json edits = json::array();
+  for (const auto& e : fix->edits) edits.push_back(json::array({e.begin, e.end, e.replacement}));
+  return json{{"description", fix->description}, {"safe", fix->safe}, {"edits", std::move(edits)}};
+}
+
+std::optional<Fix> fix_from_json(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  Fix fix;
+  fix.description = j.at("description").get<std::string>();
+  fix.safe = j.at("safe").get<bool>();
+  for (const auto& e : j.at("edits"))
+    fix.edits.push_back(
+        FixEdit{e.at(0).get<uint32_t>(), e.at(1).get<uint32_t>(), e.at(2).get<std::string>()});
+  return fix;
+}
+
 json finding_to_json(const Finding& f) {
   json related = json::array();
   for (const auto& r : f.related)
@@ -62,7 +80,8 @@ json finding_to_json(const Finding& f) {
               {"owner", f.owner_class},
               {"message", f.message},
               {"related", std::move(related)},
-              {"fingerprint", f.fingerprint}};
+              {"fingerprint", f.fingerprint},
+              {"fix", fix_to_json(f.fix)}};
 }
 
 Finding finding_from_json(const json& j) {
@@ -75,6 +94,7 @@ Finding finding_from_json(const json& j) {
   for (const auto& r : j.at("related"))
     f.related.push_back(RelatedLocation{location_from_json(r.at("loc")), r.at("message").get<std::string>()});
   f.fingerprint = j.at("fingerprint").get<std::string>();
+  f.fix = fix_from_json(j.at("fix"));
   return f;
 }
 

@@ -21,15 +21,54 @@ bool names_code(const facts::Suppression& s, std::string_view code) {
                      [&](const std::string& c) { return !c.empty() && code.starts_with(c); });
 }
 
-// Every rule code the suppression covers is selected, so "suppressed nothing" is meaningful.
-bool fully_selected(const facts::Suppression& s, const Config& config) {
+bool code_names(std::string_view written, std::string_view code) {
+  return !written.empty() && code.starts_with(written);
+}
+
+// Every rule code `written` covers is selected, so "suppressed nothing" is meaningful.
+bool fully_selected(std::string_view written, const Config& config) {
   bool any_known = false;
   for (const auto& info : all_rule_infos()) {
-    if (!names_code(s, info.code)) continue;
+    if (!code_names(written, info.code)) continue;
     any_known = true;
     if (!config.is_selected(info.code)) return false;
   }
   return any_known;
+}
+
+bool fully_selected(const facts::Suppression& s, const Config& config) {
+  return std::all_of(s.codes.begin(), s.codes.end(),
+                     [&](const std::string& c) {
+                       return fully_selected(c, config) || !is_known_rule_code_or_prefix(c);
+                     }) &&
+         std::any_of(s.codes.begin(), s.codes.end(),
+                     [&](const std::string& c) { return fully_selected(c, config); });
+}
+
+// Removes the whole comment (its line, when nothing else is on it).
+Fix remove_suppression(const facts::Suppression& s) {
+  return Fix{"remove the unused suppression", true, {FixEdit{s.removal.begin, s.removal.end, ""}}};
+}
+
+// Removes the unused codes from the list and keeps the rest of the comment as written: a
+// code after a kept one goes with the separator before it, a code before every kept one
+// with the separator after it. `unused` is parallel to `s.codes`; at least one code stays.
+Fix remove_codes(const facts::Suppression& s, const std::vector<char>& unused) {
+  Fix fix{"remove the unused codes from the suppression", true, {}};
+  bool kept_before = false;
+  for (std::size_t i = 0; i < s.code_spans.size(); ++i) {
+    if (!unused[i]) {
+      kept_before = true;
+      continue;
+    }
+    const FixEdit edit = kept_before ? FixEdit{s.code_spans[i - 1].end, s.code_spans[i].end, ""}
+                                     : FixEdit{s.code_spans[i].begin, s.code_spans[i + 1].begin, ""};
+    if (!fix.edits.empty() && fix.edits.back().end == edit.begin)
+      fix.edits.back().end = edit.end;  // adjacent removals: one edit
+    else
+      fix.edits.push_back(edit);
+  }
+  return fix;
 }
 
 Finding engine_finding(std::string_view code, const facts::Suppression& s, std::string message) {
@@ -56,9 +95,12 @@ SuppressionOutcome apply_suppressions(std::vector<Finding> findings,
   SuppressionOutcome out;
   std::map<std::string, const facts::FileFacts*> by_path;
   for (const auto* f : files) by_path.emplace(f->path, f);
-  // Used flags, per file, per suppression index.
-  std::map<const facts::FileFacts*, std::vector<char>> used;
-  for (const auto* f : files) used[f].assign(f->suppressions.size(), 0);
+  // Used flags, per file, per suppression index, per code.
+  std::map<const facts::FileFacts*, std::vector<std::vector<char>>> used;
+  for (const auto* f : files) {
+    auto& flags = used[f];
+    for (const auto& s : f->suppressions) flags.emplace_back(s.codes.size(), 0);
+  }
 
   auto ignored_by_config = [&](const Finding& f) {
     auto it = match_paths.find(f.loc.file);
@@ -99,10 +141,12 @@ SuppressionOutcome apply_suppressions(std::vector<Finding> findings,
       for (std::size_t i = 0; i < sups.size(); ++i) {
         const auto& s = sups[i];
         const bool applies = s.file_level || s.applies_to_line == finding.loc.line;
-        if (applies && names_code(s, finding.code)) {
-          flags[i] = 1;
-          suppressed = true;
-        }
+        if (!applies) continue;
+        for (std::size_t c = 0; c < s.codes.size(); ++c)
+          if (code_names(s.codes[c], finding.code)) {
+            flags[i][c] = 1;
+            suppressed = true;
+          }
       }
     }
     if (!suppressed && ignored_by_config(finding)) suppressed = true;
@@ -117,10 +161,31 @@ SuppressionOutcome apply_suppressions(std::vector<Finding> findings,
       const auto& flags = used[file];
       for (std::size_t i = 0; i < file->suppressions.size(); ++i) {
         const auto& s = file->suppressions[i];
-        if (flags[i] || !s.malformed.empty() || names_code(s, kUnused) || !fully_selected(s, config))
-          continue;
-        Finding f = engine_finding(
-            kUnused, s, fmt::format("suppression of {} suppressed nothing; remove it", describe_codes(s)));
+        if (!s.malformed.empty() || names_code(s, kUnused)) continue;
+        const bool any_used = std::any_of(flags[i].begin(), flags[i].end(), [](char u) { return u != 0; });
+        Finding f;
+        if (!any_used) {
+          if (!fully_selected(s, config)) continue;
+          f = engine_finding(
+              kUnused, s, fmt::format("suppression of {} suppressed nothing; remove it", describe_codes(s)));
+          if (s.span.end > s.span.begin) f.fix = remove_suppression(s);
+        } else {
+          // Some codes suppressed something: report the known, fully selected ones that did not.
+          std::vector<char> unused(s.codes.size(), 0);
+          std::string names;
+          for (std::size_t c = 0; c < s.codes.size(); ++c)
+            if (!flags[i][c] && is_known_rule_code_or_prefix(s.codes[c]) &&
+                fully_selected(s.codes[c], config)) {
+              unused[c] = 1;
+              names += (names.empty() ? "" : ", ") + s.codes[c];
+            }
+          if (names.empty()) continue;
+          f = engine_finding(
+              kUnused, s,
+              fmt::format("suppression of {} suppressed nothing through {}; remove {} from the list",
+                          describe_codes(s), names, names));
+          if (s.code_spans.size() == s.codes.size()) f.fix = remove_codes(s, unused);
+        }
         // Only file-level suppressions and per-file-ignores can silence KV903 (no self-reference).
         const bool silenced =
             std::any_of(file->suppressions.begin(), file->suppressions.end(),

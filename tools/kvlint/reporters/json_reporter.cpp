@@ -41,6 +41,14 @@ Json finding_json(const Finding& finding) {
                   {"message", finding.message},
                   {"related", std::move(related)},
                   {"fingerprint", finding.fingerprint}});
+  if (finding.fix) {
+    Json edits = Json::array();
+    for (const FixEdit& e : finding.fix->edits)
+      edits.push_back({{"start_byte", e.begin}, {"end_byte", e.end}, {"content", e.replacement}});
+    out["fix"] = {{"description", finding.fix->description},
+                  {"applicability", finding.fix->safe ? "safe" : "unsafe"},
+                  {"edits", std::move(edits)}};
+  }
   return out;
 }
 

@@ -151,6 +151,17 @@ std::string render_sarif(const CheckResult& result, const ReportOptions& options
     if (!finding.fingerprint.empty()) {
       sarif_result["partialFingerprints"] = {{"kvlintFingerprint/v1", finding.fingerprint}};
     }
+    if (finding.fix) {
+      // SARIF 3.55: replacements by byte offset in the finding's file.
+      Json replacements = Json::array();
+      for (const FixEdit& e : finding.fix->edits)
+        replacements.push_back({{"deletedRegion", {{"byteOffset", e.begin}, {"byteLength", e.end - e.begin}}},
+                                {"insertedContent", {{"text", e.replacement}}}});
+      sarif_result["fixes"] = Json::array(
+          {{{"description", {{"text", finding.fix->description}}},
+            {"artifactChanges", Json::array({{{"artifactLocation", artifact_location(finding.loc.file)},
+                                              {"replacements", std::move(replacements)}}})}}});
+    }
     sarif_result["properties"] = {{"owner", finding.owner_class}, {"severity", to_string(finding.severity)}};
     results.push_back(std::move(sarif_result));
   }
