@@ -252,7 +252,10 @@ class Analyzer final : public facts::CppAnalyzer {
 
     RunState state;
     state.memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
-    auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
+    // A physical file system with its own working directory: the shared getRealFileSystem()
+    // changes the whole process's cwd on setCurrentWorkingDirectory, under the other workers.
+    llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> disk(llvm::vfs::createPhysicalFileSystem().release());
+    auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(disk);
     overlay->pushOverlay(state.memory);
     // The bytes the engine read (and hashed for the cache) are the bytes analysed.
     state.memory->addFile(absolute_path.string(), 0,
