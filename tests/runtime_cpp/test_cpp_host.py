@@ -62,7 +62,7 @@ def report(tmp_path_factory) -> Dict[str, Any]:
     # The static side of C++ sources is the C++ front end's; this test feeds the KV202 finding it
     # gives on the example (a per-request map declared FIXED) as a findings file.
     rows_line = line_of(EXAMPLE, ".rows = mlkv::RowDriver::Fixed")
-    map_line = line_of(EXAMPLE, "std::unordered_map<std::int64_t, torch::Tensor> kv_by_request_")
+    map_line = line_of(EXAMPLE, "std::unordered_map<std::int64_t, torch::Tensor> kv_cache_")
     finding = {"code": "KV202", "name": "unsupported-fixed-row-claim", "severity": "error", "path": str(EXAMPLE),
                "line": rows_line, "column": 52, "end_line": rows_line, "end_column": 80, "owner": "CppTalker",
                "message": "per-request map declared FIXED", "fingerprint": "",

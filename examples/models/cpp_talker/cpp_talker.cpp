@@ -43,7 +43,7 @@ class CppTalker : public torch::nn::Module {
   }
 
   // A request's stream ended: its K/V goes.
-  void finish(std::int64_t request_id) { kv_by_request_.erase(request_id); }
+  void finish(std::int64_t request_id) { kv_cache_.erase(request_id); }
 
   std::vector<mlkv::Spec> model_local_kv_specs() const {
     return {mlkv::spec_from_config(config_, {.name = "talker_static_kv",
@@ -58,20 +58,20 @@ class CppTalker : public torch::nn::Module {
 
  private:
   torch::Tensor& kv_for(std::int64_t request_id) {
-    auto it = kv_by_request_.find(request_id);
-    if (it == kv_by_request_.end()) {
+    auto it = kv_cache_.find(request_id);
+    if (it == kv_cache_.end()) {
       // [K/V, layers, rows, kv_heads, positions, head_dim]: one row for this request.
       const std::int64_t head_dim = config_.hidden_size / config_.num_attention_heads;
       const std::vector<std::int64_t> shape{
           2, config_.num_hidden_layers, 1, config_.num_key_value_heads, kMaxCacheLen, head_dim};
       auto kv = torch::zeros(shape, torch::kBFloat16);
-      it = kv_by_request_.emplace(request_id, std::move(kv)).first;
+      it = kv_cache_.emplace(request_id, std::move(kv)).first;
     }
     return it->second;
   }
 
   TalkerConfig config_;
-  std::unordered_map<std::int64_t, torch::Tensor> kv_by_request_;  // request id -> its K/V
+  std::unordered_map<std::int64_t, torch::Tensor> kv_cache_;  // request id -> its K/V
 };
 
 // The boot entry's side: builds the talker and drives "generate" with `concurrency` requests.
