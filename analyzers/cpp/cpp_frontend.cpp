@@ -120,7 +120,7 @@ void read_suppressions(ASTContext& ast, facts::FileFacts& out) {
       if (block && body.ends_with("*/")) body.remove_suffix(2);
       facts::Suppression s;
       if (body.find("kvlint") != std::string_view::npos &&
-          facts::parse_suppression_comment(body, block ? "/*" : "//", s)) {
+          facts::parse_suppression_comment(body, offset + 2, block ? "/*" : "//", s)) {
         s.loc.file = out.path;
         s.loc.line = sm.getSpellingLineNumber(token.getLocation());
         s.loc.column = sm.getSpellingColumnNumber(token.getLocation());

@@ -5,6 +5,7 @@
 // Header-only so the C++ front-end module needs no kvlint library.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -12,9 +13,11 @@
 
 namespace kvlint::facts {
 
-// `body` is the comment text after its marker. Returns false when it is not a
-// `kvlint:` comment at all; otherwise fills `s` (codes, reason or malformed).
-inline bool parse_suppression_comment(std::string_view body, std::string_view marker, Suppression& s) {
+// `body` is the comment text after its marker, starting at byte `body_offset` of the
+// file. Returns false when it is not a `kvlint:` comment at all; otherwise fills `s`
+// (codes with their byte spans in the file, reason, or malformed).
+inline bool parse_suppression_comment(std::string_view body, uint32_t body_offset, std::string_view marker,
+                                      Suppression& s) {
   auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
   auto trim = [&](std::string_view t) {
     while (!t.empty() && is_space(t.front())) t.remove_prefix(1);
@@ -48,14 +51,21 @@ inline bool parse_suppression_comment(std::string_view body, std::string_view ma
     for (std::size_t i = 0; i <= inside.size(); ++i) {
       if (i == inside.size() || inside[i] == ',' || is_space(inside[i])) {
         const std::string_view code = trim(inside.substr(start, i - start));
-        if (!code.empty()) s.codes.emplace_back(code);
+        if (!code.empty()) {
+          s.codes.emplace_back(code);
+          const auto begin = body_offset + static_cast<uint32_t>(code.data() - body.data());
+          s.code_spans.push_back({begin, begin + static_cast<uint32_t>(code.size())});
+        }
         start = i + 1;
       }
     }
     if (s.codes.empty()) s.malformed = "`[]` names no code";
     s.reason = std::string(trim(rest.substr(close + 1)));
   }
-  if (!s.malformed.empty()) s.codes.clear();
+  if (!s.malformed.empty()) {
+    s.codes.clear();
+    s.code_spans.clear();
+  }
   return true;
 }
 

@@ -1,4 +1,5 @@
 // `# kvlint: ignore[CODES] reason` comments -> facts::Suppression.
+#include "analyzers/facts/suppression_comment.hpp"
 #include "analyzers/python/walker.hpp"
 
 namespace kvlint::python::detail {
@@ -9,52 +10,11 @@ namespace kvlint::python::detail {
 void FileWalker::on_comment(TSNode node) {
   const std::string_view t = text(node);
   if (!contains(t, "kvlint")) return;
-  std::string_view rest = trim(t.substr(1));  // after '#'
-  if (!starts_with(rest, "kvlint:")) return;
-  rest = trim(rest.substr(7));
   facts::Suppression s;
+  if (!facts::parse_suppression_comment(t.substr(1), ts_node_start_byte(node) + 1, "#", s)) return;  // after '#'
   s.loc = loc(node);
   s.applies_to_line = applies_to_line(node);
   fill_suppression_spans(node, s);
-  std::string_view directive = rest.substr(0, std::min(rest.find('['), rest.size()));
-  directive = directive.substr(0, std::min(directive.find_first_of(" \t:="), directive.size()));
-  if (directive == "ignore-file") {
-    s.file_level = true;
-  } else if (directive != "ignore") {
-    s.malformed = directive.empty() ? "`# kvlint:` names no directive"
-                                    : "unknown directive `" + std::string(directive) + "`";
-    s.malformed += "; write `# kvlint: ignore[KV101] reason` or `# kvlint: ignore-file[KV101] reason`";
-    out_.suppressions.push_back(std::move(s));
-    return;
-  }
-  rest = trim(rest.substr(directive.size()));
-  const auto close = rest.find(']');
-  if (rest.empty() || rest.front() != '[') {
-    s.malformed = "`" + std::string(directive) + "` without `[CODES]` names no code; write `" +
-                  std::string(directive) + "[KV101] reason`";
-  } else if (close == std::string_view::npos) {
-    s.malformed = "`[` is never closed; write `" + std::string(directive) + "[KV101] reason`";
-  } else {
-    const std::string_view inside = rest.substr(1, close - 1);
-    std::size_t start = 0;
-    for (std::size_t i = 0; i <= inside.size(); ++i) {
-      if (i == inside.size() || inside[i] == ',' || is_space(inside[i])) {
-        const std::string_view code = trim(inside.substr(start, i - start));
-        if (!code.empty()) {
-          s.codes.emplace_back(code);
-          const auto begin = static_cast<uint32_t>(code.data() - src_.data());  // `code` views src_
-          s.code_spans.push_back({begin, begin + static_cast<uint32_t>(code.size())});
-        }
-        start = i + 1;
-      }
-    }
-    if (s.codes.empty()) s.malformed = "`[]` names no code";
-    s.reason = std::string(trim(rest.substr(close + 1)));
-  }
-  if (!s.malformed.empty()) {
-    s.codes.clear();
-    s.code_spans.clear();
-  }
   out_.suppressions.push_back(std::move(s));
 }
 
