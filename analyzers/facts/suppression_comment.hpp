@@ -18,7 +18,8 @@ namespace kvlint::facts {
 // (codes with their byte spans in the file, reason, or malformed).
 inline bool parse_suppression_comment(std::string_view body, uint32_t body_offset, std::string_view marker,
                                       Suppression& s) {
-  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  // Every ASCII blank separates codes, \f and \v included (Python's whitespace).
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; };
   auto trim = [&](std::string_view t) {
     while (!t.empty() && is_space(t.front())) t.remove_prefix(1);
     while (!t.empty() && is_space(t.back())) t.remove_suffix(1);
