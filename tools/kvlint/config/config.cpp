@@ -4,6 +4,10 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+// toml++'s internal self-checks stay off in every build type, as in Debian's NDEBUG-built shared
+// library that kvlint linked before: one (parse_key, toml++ 3.3.0) fails on malformed keys that the
+// parser then reports as a syntax error (fuzz/regressions/config/toml-key-assertion).
+#define TOML_ASSERT(expr) static_assert(true)
 #include <toml++/toml.h>
 #include <xxhash.h>
 
