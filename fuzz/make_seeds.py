@@ -16,6 +16,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,7 +104,12 @@ def seeds_config(out, kvlint):
 def seeds_findings_json(out, kvlint):
     targets = [ROOT / "examples/models"] + sorted(p.parent for p in ROOT.glob("rules/*/fixtures"))
     for target in targets:
-        report = kvlint_output(kvlint, ["check", "--no-cache", "--format", "json", "--exit-zero", str(target)])
+        # A copy outside the checkout: checked in place, a fixture directory would take the
+        # whole repository (kvlint's own C++ sources included) as its project's context.
+        with tempfile.TemporaryDirectory() as scratch:
+            copy = Path(scratch) / target.name
+            shutil.copytree(target, copy)
+            report = kvlint_output(kvlint, ["check", "--no-cache", "--format", "json", "--exit-zero", str(copy)])
         if report:
             write_seed(out, report)
 
