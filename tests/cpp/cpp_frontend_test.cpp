@@ -18,6 +18,8 @@
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using kvlint::testing::quote;
+using kvlint::testing::slurp;
 using kvlint::testing::TempDir;
 
 namespace {
@@ -27,19 +29,6 @@ struct CliRun {
   std::string out;
   std::string err;
 };
-
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 CliRun kvlint(const fs::path& cwd, const std::vector<std::string>& args, const std::string& env = "") {
   TempDir capture;

@@ -19,6 +19,8 @@
 namespace {
 
 namespace fs = std::filesystem;
+using kvlint::testing::quote;
+using kvlint::testing::slurp;
 using kvlint::testing::TempDir;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -28,19 +30,6 @@ struct CommandRun {
   std::string out;
   std::string err;
 };
-
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 CommandRun shell(const fs::path& cwd, const std::string& command) {
   TempDir capture;
