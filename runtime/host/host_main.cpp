@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <new>
@@ -147,6 +148,9 @@ void walk(const torch::nn::Module& module, std::vector<KvGroup>& groups, std::se
   if (!group.tensors.empty()) groups.push_back(std::move(group));
   for (const auto& child : module.named_children()) walk(*child.value(), groups, reachable);
 }
+
+// A spec's declared_file as the plugin's compiler saw it: absolute under CMake, normalised.
+std::string declared_path(const char* file) { return std::filesystem::path(file).lexically_normal().string(); }
 
 std::int64_t product(at::IntArrayRef sizes, std::size_t begin, std::size_t end) {
   std::int64_t out = 1;
@@ -446,6 +450,9 @@ class Host {
       line.add("capacity", spec.physical_capacity_positions)
           .add("scope", std::string(model_local_kv::name_of(spec.scope)));
       line.add("capacity_source", spec.capacity_source).add("declared", true);
+      // Where the spec is declared (the harness's file/line of model_local_kv_specs): RT003's anchor.
+      if (spec.declared_file != nullptr && *spec.declared_file != '\0' && spec.declared_line > 0)
+        line.add("file", declared_path(spec.declared_file)).add("line", static_cast<std::int64_t>(spec.declared_line));
       stream_.emit(line);
     }
     if (!declared.empty()) return;

@@ -18,6 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 MIB = 1024 * 1024
 EXAMPLE = REPO / "examples" / "models" / "cpp_talker" / "cpp_talker.cpp"
 STATIC_TALKER = REPO / "tests" / "runtime_cpp" / "plugins" / "static_talker.cpp"
+PHANTOM = REPO / "tests" / "runtime_cpp" / "plugins" / "phantom.cpp"
 
 
 def required_env(name: str) -> Path:
@@ -52,6 +53,7 @@ def report(tmp_path_factory) -> Dict[str, Any]:
         entry("static_talker", f"{plugins}/libstatic_talker.so", ["StaticTalker"]),
         entry("static_talker_wrong", f"{plugins}/libstatic_talker.so", ["StaticTalker"], declared_positions=1024),
         entry("cpp_talker", f"{plugins}/libcpp_talker.so", ["CppTalker"]),
+        entry("phantom", f"{plugins}/libphantom.so", ["PhantomDrafter"]),
         entry("segfault", f"{plugins}/libfaulty_segfault.so", ["FaultyModel"]),
         entry("hang", f"{plugins}/libfaulty_hang.so", ["FaultyModel"], timeout=3),
         entry("no_entry", f"{plugins}/libfaulty_no_entry.so", ["FaultyModel"]),
@@ -134,6 +136,16 @@ def test_per_request_map_declared_fixed_is_a_confirmed_kv202(report):
     assert one["rows"] == 1 and one["class"] == "allocation"
 
 
+def test_phantom_declaration_gives_rt003_at_the_declaring_line(report):
+    # The spec's location comes from the header (__builtin_FILE/__builtin_LINE at the
+    # spec_from_config call) through the plugin contract to the host's declaration events.
+    phantom = [r for r in report["runtime_findings"] if r["code"] == "RT003"]
+    assert len(phantom) == 1, report["runtime_findings"]
+    assert phantom[0]["owner"] == "PhantomDrafter" and phantom[0]["evidence"]["model"] == "phantom"
+    assert Path(phantom[0]["path"]).resolve() == PHANTOM.resolve()
+    assert phantom[0]["line"] == line_of(PHANTOM, "// the declaring line")
+
+
 @pytest.mark.parametrize("name, reason", [
     ("segfault", "SIGSEGV"),
     ("hang", "timed out after 3"),
@@ -150,6 +162,7 @@ def test_faulty_plugin_is_inconclusive_with_its_reason(report, name, reason):
 def test_faults_keep_the_other_models_results(report):
     statuses = {m["name"]: m["status"] for m in report["models"]}
     assert statuses["static_talker"] == statuses["static_talker_wrong"] == statuses["cpp_talker"] == "complete"
+    assert statuses["phantom"] == "complete"
     assert report["summary"]["by_verdict"].get("confirmed") == 1
 
 
