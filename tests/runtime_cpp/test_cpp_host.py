@@ -166,6 +166,40 @@ def test_faults_keep_the_other_models_results(report):
     assert report["summary"]["by_verdict"].get("confirmed") == 1
 
 
+def torch_has_cuda_side() -> bool:
+    import torch  # the interpreter ctest runs is the one the host was built against
+    return (Path(torch.__file__).parent / "lib" / "libtorch_cuda.so").is_file()
+
+
+def test_host_built_with_cuda_boots_on_cpu():
+    # A CUDA wheel gives the host its CUDA side (cuda_device.cpp); it must still boot on CPU.
+    host = required_env("KVLINT_MODEL_HOST")
+    plugin = required_env("KVLINT_PLUGIN_DIR") / "libstatic_talker.so"
+    proc = subprocess.run([str(host), "--name", "t", "--plugin", str(plugin), "--device", "cpu", "--path", "generate",
+                           "--steps", "1"], capture_output=True, text=True, timeout=120)
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    [start] = [e for e in events if e["event"] == "start"]
+    assert start["device"] == "cpu" and start["cuda_support"] == torch_has_cuda_side()
+    assert [e["ok"] for e in events if e["event"] == "path_done"] == [True]
+    assert events[-1]["event"] == "end" and proc.returncode == 0
+
+
+def test_device_cuda_without_a_gpu_is_inconclusive_with_its_reason(tmp_path):
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is visible: runtime/gpu-check covers --device cuda")
+    plugins = required_env("KVLINT_PLUGIN_DIR")
+    (tmp_path / "kvlint.toml").write_text(entry("static_talker", f"{plugins}/libstatic_talker.so", ["StaticTalker"]))
+    proc = subprocess.run([str(required_env("KVLINT_BINARY")), "confirm", "--config", str(tmp_path / "kvlint.toml"),
+                           "--all", "--device", "cuda", "--format", "json"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    [run] = json.loads(proc.stdout)["models"]
+    assert run["status"] == "inconclusive", run
+    expected = ("torch::cuda::is_available() is false" if torch_has_cuda_side()
+                else "built without CUDA support")
+    assert "device 'cuda' requested but" in run["reason"] and expected in run["reason"], run["reason"]
+
+
 def test_text_report_names_the_cpp_runtime(report):
     assert "model static_talker_wrong: complete (C++ plugin, LibTorch " in report["_text"], report["_text"]
     assert "RT002 error declared-bytes-drift" in report["_text"]
