@@ -50,6 +50,15 @@ def test_dry_run_through_kvlint_confirm(tmp_path):
     assert verdicts[("KV202", "codec_decoder.py")] == "confirmed"
     assert verdicts[("KV303", "local_transformer.py")] == "not-exercised"
     assert "CONFIRMED KV202 examples/models/qwen3_tts/codec_decoder.py:44" in log
+    # The C++ example straight in kvlint-model-host (paths generate + graph; no capture on CPU): its
+    # per-request map holds 4 rows of 24.00 MiB at concurrency 4 against a FIXED 1-row declaration.
+    cpp = log.split("C++ example plugin in kvlint-model-host directly", 1)[1].split("\n== ", 1)[0]
+    assert "model cpp_talker: complete" in cpp and "graph c=4:" in cpp
+    assert ("24.00 MiB/row x rows=4 objects=4 positions=0 layers=0 -> declared talker_static_kv: 24.00 MiB/row x "
+            "rows=1 (FIXED): bytes/row match, ROWS DIFFER") in cpp
+    has_cuda_side = (Path(torch.__file__).parent / "lib" / "libtorch_cuda.so").is_file()
+    assert f"host: CUDA side {'built in' if has_cuda_side else 'NOT built in'}" in cpp
+    assert "capture " not in cpp and "caching allocator" not in cpp  # CUDA only
 
 
 def test_dry_run_without_kvlint_runs_the_harness_directly(tmp_path):
