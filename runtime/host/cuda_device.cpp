@@ -29,9 +29,13 @@ CudaDevice::CudaDevice() : graphs_(std::make_unique<Graphs>()) {}
 // Never reached in the host (it exits with _exit): a graph must not outlive CUDA's teardown.
 CudaDevice::~CudaDevice() = default;
 
-bool CudaDevice::built_in() { return true; }
+bool CudaDevice::built_in() {
+  return true;
+}
 
-bool CudaDevice::available() { return torch::cuda::is_available(); }
+bool CudaDevice::available() {
+  return torch::cuda::is_available();
+}
 
 std::string CudaDevice::unavailable_reason() {
   if (available()) return {};
@@ -63,7 +67,9 @@ CudaMemory CudaDevice::memory() const {
                     stats.allocated_bytes[all].peak, stats.reserved_bytes[all].peak};
 }
 
-void CudaDevice::reset_peaks() { allocator::resetPeakStats(c10::cuda::current_device()); }
+void CudaDevice::reset_peaks() {
+  allocator::resetPeakStats(c10::cuda::current_device());
+}
 
 CaptureFigures CudaDevice::capture_and_replay(const std::function<void()>& step) {
   // As torch.cuda.graph: drain the device and the cache, capture on a side stream (capturing on

@@ -155,11 +155,15 @@ void walk(const torch::nn::Module& module, std::vector<KvGroup>& groups, std::se
 }
 
 // A spec's declared_file as the plugin's compiler saw it: absolute under CMake, normalised.
-std::string declared_path(const char* file) { return std::filesystem::path(file).lexically_normal().string(); }
+std::string declared_path(const char* file) {
+  return std::filesystem::path(file).lexically_normal().string();
+}
 
 // Paths the host runs inside a CUDA-graph capture on CUDA, as the Python fixtures' "graph" path
 // replays captured graphs; "eager" and the rest run as they are.
-bool is_capture_path(const std::string& path) { return path == "graph" || path.rfind("graph_", 0) == 0; }
+bool is_capture_path(const std::string& path) {
+  return path == "graph" || path.rfind("graph_", 0) == 0;
+}
 
 std::int64_t product(at::IntArrayRef sizes, std::size_t begin, std::size_t end) {
   std::int64_t out = 1;
@@ -246,7 +250,8 @@ class Host {
 
   std::string resolve_device() const {
     if (args_.device == "auto" || args_.device.empty()) return CudaDevice::available() ? "cuda" : "cpu";
-    if (args_.device == "cuda" && !CudaDevice::available()) throw std::runtime_error(CudaDevice::unavailable_reason());
+    if (args_.device == "cuda" && !CudaDevice::available())
+      throw std::runtime_error(CudaDevice::unavailable_reason());
     if (args_.device != "cuda" && args_.device != "cpu")
       throw std::invalid_argument("device '" + args_.device + "': the host runs on cpu or cuda");
     return args_.device;
@@ -352,7 +357,8 @@ class Host {
     if (on_cuda_) {
       const CudaMemory memory = cuda_.memory();
       done.add("cuda_allocated_bytes", memory.allocated).add("cuda_reserved_bytes", memory.reserved);
-      done.add("cuda_peak_allocated_bytes", memory.peak_allocated).add("cuda_peak_reserved_bytes", memory.peak_reserved);
+      done.add("cuda_peak_allocated_bytes", memory.peak_allocated)
+          .add("cuda_peak_reserved_bytes", memory.peak_reserved);
     }
     stream_.emit(done);
   }
@@ -501,7 +507,8 @@ class Host {
       line.add("capacity_source", spec.capacity_source).add("declared", true);
       // Where the spec is declared (the harness's file/line of model_local_kv_specs): RT003's anchor.
       if (spec.declared_file != nullptr && *spec.declared_file != '\0' && spec.declared_line > 0)
-        line.add("file", declared_path(spec.declared_file)).add("line", static_cast<std::int64_t>(spec.declared_line));
+        line.add("file", declared_path(spec.declared_file))
+            .add("line", static_cast<std::int64_t>(spec.declared_line));
       stream_.emit(line);
     }
     if (!declared.empty()) return;

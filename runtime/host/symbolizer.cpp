@@ -50,8 +50,8 @@ std::string unparameterised(const std::string& function) {
 bool is_library_function(const std::string& function) {
   std::string name = unparameterised(function);
   name = name.substr(name.rfind(' ') == std::string::npos ? 0 : name.rfind(' ') + 1);  // drop a return type
-  for (const char* prefix : {"torch::", "at::", "c10::", "caffe2::", "std::", "__gnu_cxx::", "kvlint::model_plugin::",
-                             "kvlint::model_local_kv::"})
+  for (const char* prefix : {"torch::", "at::", "c10::", "caffe2::", "std::", "__gnu_cxx::",
+                             "kvlint::model_plugin::", "kvlint::model_local_kv::"})
     if (name.rfind(prefix, 0) == 0) return true;
   return false;
 }

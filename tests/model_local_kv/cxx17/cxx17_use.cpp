@@ -52,4 +52,6 @@ std::uint32_t cxx17_spec_from_config_line() {
   return mlkv::spec_from_config(Qwen2Config{}, args).declared_line;
 }
 
-std::uint32_t cxx17_spec_from_config_expected_line() { return kCallLine; }
+std::uint32_t cxx17_spec_from_config_expected_line() {
+  return kCallLine;
+}
