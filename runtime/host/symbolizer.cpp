@@ -45,6 +45,8 @@ std::string unparameterised(const std::string& function) {
   return name;
 }
 
+}  // namespace
+
 // Without line information (no LLVM), a frame's function name tells library code apart: LibTorch's
 // and the standard library's inline functions are instantiated inside the plugin too.
 bool is_library_function(const std::string& function) {
@@ -55,8 +57,6 @@ bool is_library_function(const std::string& function) {
     if (name.rfind(prefix, 0) == 0) return true;
   return false;
 }
-
-}  // namespace
 
 std::string owner_of_function(const std::string& function) {
   // The component before the last "::" of the name without parameters and template arguments.
