@@ -28,7 +28,9 @@ std::string CudaDevice::unavailable_reason() {
          "CUDA build of torch";
 }
 
-void CudaDevice::start_tracking(AllocationTracker& /*tracker*/) {}
+std::string CudaDevice::start_tracking(AllocationTracker& /*tracker*/) {
+  return unavailable_reason();
+}
 CudaMemory CudaDevice::memory() const {
   return {};
 }

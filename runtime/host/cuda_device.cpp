@@ -45,19 +45,25 @@ std::string CudaDevice::unavailable_reason() {
          ") sees no CUDA device (no GPU, or its driver is not visible)";
 }
 
-void CudaDevice::start_tracking(AllocationTracker& tracker) {
+std::string CudaDevice::start_tracking(AllocationTracker& tracker) {
   // The caching allocator exists once CUDA is initialised; a first allocation does that.
   (void)torch::empty({1}, torch::TensorOptions().device(torch::kCUDA));
   // Called under the allocator's lock on the allocating thread: the stack is the plugin's.
-  allocator::attachAllocatorTraceTracker([&tracker](const allocator::TraceEntry& entry) {
-    const auto* data = reinterpret_cast<const void*>(entry.addr_);
-    if (entry.action_ == allocator::TraceEntry::ALLOC) {
-      const bool private_pool = entry.mempool_.first != 0 || entry.mempool_.second != 0;
-      tracker.record(data, entry.size_, private_pool);
-    } else if (entry.action_ == allocator::TraceEntry::FREE_REQUESTED) {
-      tracker.forget(data);
-    }
-  });
+  try {
+    allocator::attachAllocatorTraceTracker([&tracker](const allocator::TraceEntry& entry) {
+      const auto* data = reinterpret_cast<const void*>(entry.addr_);
+      if (entry.action_ == allocator::TraceEntry::ALLOC) {
+        const bool private_pool = entry.mempool_.first != 0 || entry.mempool_.second != 0;
+        tracker.record(data, entry.size_, private_pool);
+      } else if (entry.action_ == allocator::TraceEntry::FREE_REQUESTED) {
+        tracker.forget(data);
+      }
+    });
+  } catch (const c10::Error& e) {
+    return std::string("the CUDA allocator (") + allocator::name() +
+           ") has no trace callback: " + e.what_without_backtrace();
+  }
+  return {};
 }
 
 CudaMemory CudaDevice::memory() const {

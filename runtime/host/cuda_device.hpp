@@ -38,8 +38,10 @@ class CudaDevice {
   static std::string unavailable_reason();
 
   // Initialises CUDA and routes the caching allocator's allocations and frees into `tracker`, so
-  // device memory is attributed to the allocating plugin line as CPU memory is.
-  void start_tracking(AllocationTracker& tracker);
+  // device memory is attributed to the allocating plugin line as CPU memory is. Returns "" or why
+  // device allocations cannot be attributed (an allocator backend without a trace callback, such
+  // as PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync): the run goes on without it.
+  std::string start_tracking(AllocationTracker& tracker);
   CudaMemory memory() const;
   void reset_peaks();
   // Runs `step` inside an at::cuda::CUDAGraph capture on a side stream (as torch.cuda.graph

@@ -179,7 +179,7 @@ class Host {
     tracker_.install();
     const std::string device = resolve_device();
     on_cuda_ = device == "cuda";
-    if (on_cuda_) cuda_.start_tracking(tracker_);
+    const std::string untracked = on_cuda_ ? cuda_.start_tracking(tracker_) : std::string();
     stream_.emit(stream_.line("start")
                      .add("pid", static_cast<std::int64_t>(::getpid()))
                      .null("python")
@@ -189,7 +189,10 @@ class Host {
                      .add("host", "kvlint-model-host")
                      .add("plugin", args_.plugin_path)
                      .add("line_info", Symbolizer::has_line_info())
-                     .add("cuda_support", CudaDevice::built_in()));
+                     .add("cuda_support", CudaDevice::built_in())
+                     .add("cuda_allocations_tracked", on_cuda_ && untracked.empty()));
+    // Not fatal: registered buffers, declarations, captures and the allocator's figures remain.
+    if (!untracked.empty()) std::fprintf(stderr, "kvlint-model-host: %s\n", untracked.c_str());
     plugin::CreateFn create = load_plugin();
     if (create == nullptr) return;
 
