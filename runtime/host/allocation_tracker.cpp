@@ -31,20 +31,24 @@ c10::DataPtr AllocationTracker::allocate(std::size_t n) {
   c10::DataPtr original = base_->allocate(n);
   void* data = original.get();
   const c10::Device device = original.device();
+  record(data, n, /*in_capture=*/false);
+  auto* holder = new Holder{std::move(original), this};
+  return c10::DataPtr(data, holder, &AllocationTracker::release, device);
+}
+
+void AllocationTracker::record(const void* data, std::size_t bytes, bool in_capture) {
   std::array<void*, 64> stack{};
   const int depth = ::backtrace(stack.data(), static_cast<int>(stack.size()));
-  auto* holder = new Holder{std::move(original), this};
   std::lock_guard lock(mutex_);
-  LiveAllocation record{data, n, ++sequence_, {}, 0};
-  for (int i = 1; i < depth && record.frame_count < record.frames.size(); ++i) {
+  LiveAllocation allocation{data, bytes, ++sequence_, {}, 0, in_capture};
+  for (int i = 1; i < depth && allocation.frame_count < allocation.frames.size(); ++i) {
     const auto address = reinterpret_cast<std::uintptr_t>(stack[static_cast<std::size_t>(i)]);
     const bool in_plugin = std::any_of(plugin_ranges_.begin(), plugin_ranges_.end(), [&](const auto& range) {
       return address >= range.first && address < range.second;
     });
-    if (in_plugin) record.frames[record.frame_count++] = address;
+    if (in_plugin) allocation.frames[allocation.frame_count++] = address;
   }
-  if (data != nullptr) live_[data] = record;
-  return c10::DataPtr(data, holder, &AllocationTracker::release, device);
+  if (data != nullptr) live_[data] = allocation;
 }
 
 void AllocationTracker::release(void* context) {

@@ -1,6 +1,7 @@
 // A counting CPU allocator: wraps LibTorch's default one, and for every live allocation keeps its
 // size, an allocation sequence number and the return addresses that lie inside the plugin, so live
-// bytes can be attributed to the plugin source line that allocated them.
+// bytes can be attributed to the plugin source line that allocated them. On CUDA the caching
+// allocator's trace callback (cuda_device.cpp) feeds it the device allocations the same way.
 #pragma once
 
 #include <c10/core/Allocator.h>
@@ -20,6 +21,7 @@ struct LiveAllocation {
   std::uint64_t sequence = 0;              // order of allocation (1, 2, ...)
   std::array<std::uintptr_t, 8> frames{};  // return addresses inside the plugin, innermost first
   std::uint8_t frame_count = 0;
+  bool in_capture = false;  // made inside a CUDA-graph capture (the graph's private pool)
 };
 
 class AllocationTracker final : public c10::Allocator {
@@ -37,6 +39,11 @@ class AllocationTracker final : public c10::Allocator {
   c10::DataPtr allocate(std::size_t n) override;
   void copy_data(void* dest, const void* src, std::size_t count) const override;
 
+  // Records an allocation made elsewhere (the CUDA caching allocator) from the calling thread's
+  // stack, and forgets it when it is freed.
+  void record(const void* data, std::size_t bytes, bool in_capture);
+  void forget(const void* data);
+
   std::uint64_t sequence() const;
   std::vector<LiveAllocation> live() const;
   // The live allocation whose memory starts at `data`, if the tracker made it.
@@ -45,7 +52,6 @@ class AllocationTracker final : public c10::Allocator {
  private:
   struct Holder;
   static void release(void* context);
-  void forget(const void* data);
 
   c10::Allocator* base_;
   mutable std::mutex mutex_;

@@ -12,7 +12,10 @@
 // - "cache" per owner class for memory the model allocated on the path, still alive after it and
 //   reachable through no parameter or buffer (a std::unordered_map of K/V, a plain tensor member),
 //   at the allocating source line; rows: the live allocations of its busiest line;
-// - "declaration" per spec the model's model_local_kv_specs() returns.
+// - "declaration" per spec the model's model_local_kv_specs() returns, at its declaring line;
+// - on CUDA: a path named "graph" (or "graph_...") runs inside a CUDAGraph capture, then the graph
+//   replays once ("capture" event with the caching allocator's reserved/allocated deltas), and
+//   every path_done carries the caching allocator's allocated/reserved bytes, current and peak.
 #include <ATen/Context.h>
 #include <c10/core/CPUAllocator.h>
 #include <dlfcn.h>
@@ -25,15 +28,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <new>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "allocation_tracker.hpp"
+#include "cuda_device.hpp"
 #include "json_line.hpp"
 #include "symbolizer.hpp"
 
@@ -148,6 +154,17 @@ void walk(const torch::nn::Module& module, std::vector<KvGroup>& groups, std::se
   for (const auto& child : module.named_children()) walk(*child.value(), groups, reachable);
 }
 
+// A spec's declared_file as the plugin's compiler saw it: absolute under CMake, normalised.
+std::string declared_path(const char* file) {
+  return std::filesystem::path(file).lexically_normal().string();
+}
+
+// Paths the host runs inside a CUDA-graph capture on CUDA, as the Python fixtures' "graph" path
+// replays captured graphs; "eager" and the rest run as they are.
+bool is_capture_path(const std::string& path) {
+  return path == "graph" || path.rfind("graph_", 0) == 0;
+}
+
 std::int64_t product(at::IntArrayRef sizes, std::size_t begin, std::size_t end) {
   std::int64_t out = 1;
   for (std::size_t i = begin; i < end; ++i) out *= sizes[i];
@@ -161,6 +178,8 @@ class Host {
   void run() {
     tracker_.install();
     const std::string device = resolve_device();
+    on_cuda_ = device == "cuda";
+    const std::string untracked = on_cuda_ ? cuda_.start_tracking(tracker_) : std::string();
     stream_.emit(stream_.line("start")
                      .add("pid", static_cast<std::int64_t>(::getpid()))
                      .null("python")
@@ -169,7 +188,11 @@ class Host {
                      .add("device", device)
                      .add("host", "kvlint-model-host")
                      .add("plugin", args_.plugin_path)
-                     .add("line_info", Symbolizer::has_line_info()));
+                     .add("line_info", Symbolizer::has_line_info())
+                     .add("cuda_support", CudaDevice::built_in())
+                     .add("cuda_allocations_tracked", on_cuda_ && untracked.empty()));
+    // Not fatal: registered buffers, declarations, captures and the allocator's figures remain.
+    if (!untracked.empty()) std::fprintf(stderr, "kvlint-model-host: %s\n", untracked.c_str());
     plugin::CreateFn create = load_plugin();
     if (create == nullptr) return;
 
@@ -229,10 +252,11 @@ class Host {
   }
 
   std::string resolve_device() const {
-    const bool cuda = at::globalContext().hasCUDA();
-    if (args_.device == "auto" || args_.device.empty()) return cuda ? "cuda" : "cpu";
-    if (args_.device == "cuda" && !cuda)
-      throw std::runtime_error("device 'cuda' requested but LibTorch sees no CUDA device");
+    if (args_.device == "auto" || args_.device.empty()) return CudaDevice::available() ? "cuda" : "cpu";
+    if (args_.device == "cuda" && !CudaDevice::available())
+      throw std::runtime_error(CudaDevice::unavailable_reason());
+    if (args_.device != "cuda" && args_.device != "cpu")
+      throw std::invalid_argument("device '" + args_.device + "': the host runs on cpu or cuda");
     return args_.device;
   }
 
@@ -315,16 +339,50 @@ class Host {
 
   void run_path(plugin::Model& model, const std::string& path, int concurrency) {
     const std::uint64_t before = tracker_.sequence();
+    const bool capture = on_cuda_ && is_capture_path(path);
+    if (on_cuda_) cuda_.reset_peaks();
+    std::optional<CaptureFigures> captured;
     bool ok = true;
     try {
-      model.run(path, concurrency, args_.steps);
+      if (capture)
+        captured = cuda_.capture_and_replay([&] { model.run(path, concurrency, args_.steps); });
+      else
+        model.run(path, concurrency, args_.steps);
     } catch (...) {
       ok = false;
       error(path, concurrency, std::current_exception());
     }
     report_observations(model, path, concurrency, before);
+    if (captured) report_capture(model, path, concurrency, *captured);
     if (ok) report_declarations(model, path, concurrency);
-    stream_.emit(stream_.line("path_done").add("path", path).add("concurrency", concurrency).add("ok", ok));
+    auto done = stream_.line("path_done");
+    done.add("path", path).add("concurrency", concurrency).add("ok", ok);
+    if (on_cuda_) {
+      const CudaMemory memory = cuda_.memory();
+      done.add("cuda_allocated_bytes", memory.allocated).add("cuda_reserved_bytes", memory.reserved);
+      done.add("cuda_peak_allocated_bytes", memory.peak_allocated)
+          .add("cuda_peak_reserved_bytes", memory.peak_reserved);
+    }
+    stream_.emit(done);
+  }
+
+  // The capture the host made around the path's K/V step, as the harness reports a
+  // CUDAGraph.capture_begin/capture_end pair: at the plugin (line 0: the host, not a source line,
+  // began it), owned by the root module's class.
+  void report_capture(const plugin::Model& model, const std::string& path, int concurrency,
+                      const CaptureFigures& figures) {
+    std::string owner = args_.owners.empty() ? std::string() : args_.owners.front();
+    if (const torch::nn::Module* root = model.root()) owner = unqualified(root->name());
+    auto line = stream_.line("capture");
+    line.add("path", path).add("concurrency", concurrency).add("kind", "capture_begin");
+    line.add("file", args_.plugin_path).add("line", std::int64_t{0});
+    if (owner.empty())
+      line.null("owner");
+    else
+      line.add("owner", owner);
+    line.add("count", std::int64_t{1}).add("resident_bytes", figures.resident_bytes);
+    line.add("allocated_bytes", figures.allocated_bytes);
+    stream_.emit(line);
   }
 
   SourceSite site_of(const LiveAllocation& allocation) {
@@ -388,6 +446,7 @@ class Host {
     struct Line {
       SourceSite site;
       std::int64_t count = 0, bytes = 0;
+      bool in_capture = false;
     };
     std::map<std::string, std::map<std::pair<std::string, std::uint32_t>, Line>> by_owner;
     for (const auto& allocation : tracker_.live()) {
@@ -400,13 +459,16 @@ class Host {
       line.site = site;
       line.count += 1;
       line.bytes += static_cast<std::int64_t>(allocation.bytes);
+      line.in_capture = line.in_capture || allocation.in_capture;
     }
     for (const auto& [owner, lines] : by_owner) {
       const Line* busiest = nullptr;
       std::int64_t bytes = 0, objects = 0;
+      bool in_capture = false;
       for (const auto& [key, line] : lines) {
         bytes += line.bytes;
         objects += line.count;
+        in_capture = in_capture || line.in_capture;
         if (busiest == nullptr || line.count > busiest->count ||
             (line.count == busiest->count && line.bytes > busiest->bytes))
           busiest = &line;
@@ -418,7 +480,7 @@ class Host {
           .add("layers", std::int64_t{0})
           .add("bytes", bytes);
       event.add("bytes_per_row", rows > 0 ? bytes / rows : 0).add("logical_bytes", bytes);
-      event.add("objects", objects).add("alive_after_step", true).add("in_capture", false);
+      event.add("objects", objects).add("alive_after_step", true).add("in_capture", in_capture);
       event.add("growth", std::vector<std::int64_t>{}).add("function", busiest->site.function);
       stream_.emit(event);
     }
@@ -446,6 +508,10 @@ class Host {
       line.add("capacity", spec.physical_capacity_positions)
           .add("scope", std::string(model_local_kv::name_of(spec.scope)));
       line.add("capacity_source", spec.capacity_source).add("declared", true);
+      // Where the spec is declared (the harness's file/line of model_local_kv_specs): RT003's anchor.
+      if (spec.declared_file != nullptr && *spec.declared_file != '\0' && spec.declared_line > 0)
+        line.add("file", declared_path(spec.declared_file))
+            .add("line", static_cast<std::int64_t>(spec.declared_line));
       stream_.emit(line);
     }
     if (!declared.empty()) return;
@@ -471,6 +537,8 @@ class Host {
   Arguments args_;
   EventStream& stream_;
   AllocationTracker tracker_{c10::GetDefaultCPUAllocator()};
+  CudaDevice cuda_;  // declared after the tracker: its trace callback refers to it
+  bool on_cuda_ = false;
   void* handle_ = nullptr;  // never dlclose'd: tensors and vtables of the plugin live until exit
   std::unique_ptr<Symbolizer> symbolizer_;
 };

@@ -31,11 +31,9 @@ std::string demangle(const char* name) {
   return text;
 }
 
-}  // namespace
-
-std::string owner_of_function(const std::string& function) {
-  // Cut the parameter list (the last top-level '(') and template arguments, then take the
-  // component before the last "::".
+// A demangled function without its parameter list (the first top-level '(') and template
+// arguments: "int& std::vector::emplace_back" for a member template (the return type stays).
+std::string unparameterised(const std::string& function) {
   std::string name;
   int depth = 0;
   for (char c : function) {
@@ -44,6 +42,25 @@ std::string owner_of_function(const std::string& function) {
     if (depth == 0) name += c;
     if (c == '>') --depth;
   }
+  return name;
+}
+
+}  // namespace
+
+// Without line information (no LLVM), a frame's function name tells library code apart: LibTorch's
+// and the standard library's inline functions are instantiated inside the plugin too.
+bool is_library_function(const std::string& function) {
+  std::string name = unparameterised(function);
+  name = name.substr(name.rfind(' ') == std::string::npos ? 0 : name.rfind(' ') + 1);  // drop a return type
+  for (const char* prefix : {"torch::", "at::", "c10::", "caffe2::", "std::", "__gnu_cxx::",
+                             "kvlint::model_plugin::", "kvlint::model_local_kv::"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+std::string owner_of_function(const std::string& function) {
+  // The component before the last "::" of the name without parameters and template arguments.
+  const std::string name = unparameterised(function);
   const auto last = name.rfind("::");
   if (last == std::string::npos) return "";
   std::string scope = name.substr(0, last);
@@ -121,7 +138,8 @@ SourceSite Symbolizer::site(const std::vector<std::uintptr_t>& return_addresses)
   for (std::uintptr_t address : return_addresses) {
     for (auto& frame : frames_at(address)) {
       if (!frame.file.empty() && !is_library_source(frame.file)) return frame;
-      if (fallback.function.empty() && frame.file.empty()) fallback = frame;  // dladdr only
+      if (fallback.function.empty() && frame.file.empty() && !is_library_function(frame.function))
+        fallback = frame;  // dladdr only
     }
   }
   return fallback;

@@ -43,5 +43,7 @@ class Symbolizer {
 
 // "CppTalker" for "ns::CppTalker::step(int) const"; "" for a free function.
 std::string owner_of_function(const std::string& function);
+// Whether a demangled function is LibTorch's or the standard library's (instantiated in the plugin).
+bool is_library_function(const std::string& function);
 
 }  // namespace kvlint::model_host

@@ -131,6 +131,19 @@ TEST(ModelLocalKvHeader, FixedRowsWithoutReasonThrowsAtConstruction) {
   EXPECT_NO_THROW((mlkv::Spec{.name = "per_seq", .rows = mlkv::RowDriver::MaxNumSeqs}));
 }
 
+// Where a spec is declared (RT003's anchor): spec_from_config's call site, or the aggregate's
+// initialisation (its closing brace when it spans lines), never the header.
+TEST(ModelLocalKvHeader, SpecRecordsWhereItIsDeclared) {
+  const std::uint32_t call_line = __LINE__ + 1;
+  const auto from_config = mlkv::spec_from_config(Qwen2Config{}, fixed_one("talker_static_kv", 2048, kBf16));
+  EXPECT_EQ(from_config.declared_line, call_line);
+  EXPECT_STREQ(from_config.declared_file, __FILE__);
+  const auto direct = mlkv::Spec{.name = "per_seq", .rows = mlkv::RowDriver::MaxNumSeqs};
+  EXPECT_EQ(direct.declared_line, static_cast<std::uint32_t>(__LINE__ - 1));
+  EXPECT_STREQ(direct.declared_file, __FILE__);
+  EXPECT_EQ(cxx17_spec_from_config_line(), cxx17_spec_from_config_expected_line());
+}
+
 TEST(ModelLocalKvHeader, ExplicitGeometryOverridesTheConfig) {
   auto args = fixed_one("talker_static_kv", 2048, kBf16);
   args.layers = 12;

@@ -20,18 +20,33 @@ def kvlint_binary() -> Path:
     return Path(configured) if configured else REPO / "build" / "kvlint"
 
 
+@pytest.fixture(scope="module")
+def host_build_dir(tmp_path_factory) -> str:
+    """Where gpu-check builds kvlint-model-host: the checkout's build when it was built for this
+    interpreter, else one directory both runs share, so the host is built once per session."""
+    checkout = REPO / "build" / "runtime-host"
+    cache = checkout / "CMakeCache.txt"
+    if cache.is_file() and f"KVLINT_TORCH_PYTHON:FILEPATH={sys.executable}\n" in cache.read_text():
+        return str(checkout)
+    return str(tmp_path_factory.mktemp("runtime-host"))
+
+
 def run_check(out: Path, *args: str, python: str = sys.executable, **env: str) -> subprocess.CompletedProcess:
     full_env = dict(os.environ, KVLINT_GPU_PYTHON=python, OUT=str(out), **env)
     return subprocess.run([str(SCRIPT), *args], cwd=REPO, capture_output=True, text=True, timeout=900,
                           env=full_env)
 
 
-def test_dry_run_through_kvlint_confirm(tmp_path):
+def cpp_section(log: str) -> str:
+    return log.split("C++ example plugin in kvlint-model-host directly", 1)[1].split("\n== ", 1)[0]
+
+
+def test_dry_run_through_kvlint_confirm(tmp_path, host_build_dir):
     binary = kvlint_binary()
     if not (binary.is_file() and os.access(binary, os.X_OK)):
         pytest.skip(f"kvlint binary not found at {binary} (build it, or set KVLINT_BINARY)")
     proc = run_check(tmp_path, "--dry-run-cpu", "--models", "codec,local_transformer_eager_capture",
-                     KVLINT_BINARY=str(binary))
+                     KVLINT_BINARY=str(binary), KVLINT_GPU_HOST_BUILD_DIR=host_build_dir)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
     log = (tmp_path / "gpu-check.log").read_text()
     assert log == proc.stdout  # everything printed is in the log
@@ -50,16 +65,28 @@ def test_dry_run_through_kvlint_confirm(tmp_path):
     assert verdicts[("KV202", "codec_decoder.py")] == "confirmed"
     assert verdicts[("KV303", "local_transformer.py")] == "not-exercised"
     assert "CONFIRMED KV202 examples/models/qwen3_tts/codec_decoder.py:44" in log
+    # The C++ example straight in kvlint-model-host (paths generate + graph; no capture on CPU): its
+    # per-request map holds 4 rows of 24.00 MiB at concurrency 4 against a FIXED 1-row declaration.
+    cpp = cpp_section(log)
+    assert "model cpp_talker: complete" in cpp and "graph c=4:" in cpp
+    assert ("24.00 MiB/row x rows=4 objects=4 positions=0 layers=0 -> declared talker_static_kv: 24.00 MiB/row x "
+            "rows=1 (FIXED): bytes/row match, ROWS DIFFER") in cpp
+    has_cuda_side = (Path(torch.__file__).parent / "lib" / "libtorch_cuda.so").is_file()
+    assert f"host: CUDA side {'built in' if has_cuda_side else 'NOT built in'}" in cpp
+    assert "capture " not in cpp and "caching allocator" not in cpp  # CUDA only
 
 
-def test_dry_run_without_kvlint_runs_the_harness_directly(tmp_path):
+def test_dry_run_without_kvlint_runs_the_harness_directly(tmp_path, host_build_dir):
     proc = run_check(tmp_path, "--dry-run-cpu", "--models", "codec", KVLINT_BINARY=str(tmp_path / "no-kvlint"),
-                     KVLINT_DEPS_DIR=str(tmp_path / "no-deps"), KVLINT_TS_PYTHON_DIR="")
+                     KVLINT_DEPS_DIR=str(tmp_path / "no-deps"), KVLINT_TS_PYTHON_DIR="",
+                     KVLINT_GPU_HOST_BUILD_DIR=host_build_dir)
     assert proc.returncode == 0, proc.stdout[-6000:]
     assert "SKIP confirm" in proc.stdout and "through the harness directly" in proc.stdout
     assert "declared codec_decoder: 4.44 MiB/row x rows=4 (MAX_NUM_SEQS): bytes/row match" in proc.stdout
     events = [json.loads(line) for line in (tmp_path / "gpu-check-harness.jsonl").read_text().splitlines()]
     assert events[0]["event"] == "start" and events[0]["device"] == "cpu" and events[-1]["event"] == "end"
+    # The C++ example needs no kvlint: it runs in the host all the same.
+    assert "model cpp_talker: complete" in cpp_section(proc.stdout)
 
 
 def test_missing_torch_is_reported_and_nothing_runs(tmp_path):

@@ -18,6 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 MIB = 1024 * 1024
 EXAMPLE = REPO / "examples" / "models" / "cpp_talker" / "cpp_talker.cpp"
 STATIC_TALKER = REPO / "tests" / "runtime_cpp" / "plugins" / "static_talker.cpp"
+PHANTOM = REPO / "tests" / "runtime_cpp" / "plugins" / "phantom.cpp"
 
 
 def required_env(name: str) -> Path:
@@ -52,6 +53,7 @@ def report(tmp_path_factory) -> Dict[str, Any]:
         entry("static_talker", f"{plugins}/libstatic_talker.so", ["StaticTalker"]),
         entry("static_talker_wrong", f"{plugins}/libstatic_talker.so", ["StaticTalker"], declared_positions=1024),
         entry("cpp_talker", f"{plugins}/libcpp_talker.so", ["CppTalker"]),
+        entry("phantom", f"{plugins}/libphantom.so", ["PhantomDrafter"]),
         entry("segfault", f"{plugins}/libfaulty_segfault.so", ["FaultyModel"]),
         entry("hang", f"{plugins}/libfaulty_hang.so", ["FaultyModel"], timeout=3),
         entry("no_entry", f"{plugins}/libfaulty_no_entry.so", ["FaultyModel"]),
@@ -134,6 +136,16 @@ def test_per_request_map_declared_fixed_is_a_confirmed_kv202(report):
     assert one["rows"] == 1 and one["class"] == "allocation"
 
 
+def test_phantom_declaration_gives_rt003_at_the_declaring_line(report):
+    # The spec's location comes from the header (__builtin_FILE/__builtin_LINE at the
+    # spec_from_config call) through the plugin contract to the host's declaration events.
+    phantom = [r for r in report["runtime_findings"] if r["code"] == "RT003"]
+    assert len(phantom) == 1, report["runtime_findings"]
+    assert phantom[0]["owner"] == "PhantomDrafter" and phantom[0]["evidence"]["model"] == "phantom"
+    assert Path(phantom[0]["path"]).resolve() == PHANTOM.resolve()
+    assert phantom[0]["line"] == line_of(PHANTOM, "// the declaring line")
+
+
 @pytest.mark.parametrize("name, reason", [
     ("segfault", "SIGSEGV"),
     ("hang", "timed out after 3"),
@@ -150,7 +162,42 @@ def test_faulty_plugin_is_inconclusive_with_its_reason(report, name, reason):
 def test_faults_keep_the_other_models_results(report):
     statuses = {m["name"]: m["status"] for m in report["models"]}
     assert statuses["static_talker"] == statuses["static_talker_wrong"] == statuses["cpp_talker"] == "complete"
+    assert statuses["phantom"] == "complete"
     assert report["summary"]["by_verdict"].get("confirmed") == 1
+
+
+def torch_has_cuda_side() -> bool:
+    import torch  # the interpreter ctest runs is the one the host was built against
+    return (Path(torch.__file__).parent / "lib" / "libtorch_cuda.so").is_file()
+
+
+def test_host_built_with_cuda_boots_on_cpu():
+    # A CUDA wheel gives the host its CUDA side (cuda_device.cpp); it must still boot on CPU.
+    host = required_env("KVLINT_MODEL_HOST")
+    plugin = required_env("KVLINT_PLUGIN_DIR") / "libstatic_talker.so"
+    proc = subprocess.run([str(host), "--name", "t", "--plugin", str(plugin), "--device", "cpu", "--path", "generate",
+                           "--steps", "1"], capture_output=True, text=True, timeout=120)
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    [start] = [e for e in events if e["event"] == "start"]
+    assert start["device"] == "cpu" and start["cuda_support"] == torch_has_cuda_side()
+    assert [e["ok"] for e in events if e["event"] == "path_done"] == [True]
+    assert events[-1]["event"] == "end" and proc.returncode == 0
+
+
+def test_device_cuda_without_a_gpu_is_inconclusive_with_its_reason(tmp_path):
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is visible: runtime/gpu-check covers --device cuda")
+    plugins = required_env("KVLINT_PLUGIN_DIR")
+    (tmp_path / "kvlint.toml").write_text(entry("static_talker", f"{plugins}/libstatic_talker.so", ["StaticTalker"]))
+    proc = subprocess.run([str(required_env("KVLINT_BINARY")), "confirm", "--config", str(tmp_path / "kvlint.toml"),
+                           "--all", "--device", "cuda", "--format", "json"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    [run] = json.loads(proc.stdout)["models"]
+    assert run["status"] == "inconclusive", run
+    expected = ("torch::cuda::is_available() is false" if torch_has_cuda_side()
+                else "built without CUDA support")
+    assert "device 'cuda' requested but" in run["reason"] and expected in run["reason"], run["reason"]
 
 
 def test_text_report_names_the_cpp_runtime(report):

@@ -34,7 +34,7 @@ constexpr std::int64_t kMaxCacheLen = 2048;
 
 class CppTalker : public torch::nn::Module {
  public:
-  explicit CppTalker(TalkerConfig config) : config_(config) {}
+  CppTalker(TalkerConfig config, torch::Device device) : config_(config), device_(device) {}
 
   // One decode step of one request: writes this step's K/V position in every layer.
   void step(std::int64_t request_id, std::int64_t position) {
@@ -64,24 +64,26 @@ class CppTalker : public torch::nn::Module {
       const std::int64_t head_dim = config_.hidden_size / config_.num_attention_heads;
       const std::vector<std::int64_t> shape{
           2, config_.num_hidden_layers, 1, config_.num_key_value_heads, kMaxCacheLen, head_dim};
-      auto kv = torch::zeros(shape, torch::kBFloat16);
+      auto kv = torch::zeros(shape, torch::TensorOptions().dtype(torch::kBFloat16).device(device_));
       it = kv_cache_.emplace(request_id, std::move(kv)).first;
     }
     return it->second;
   }
 
   TalkerConfig config_;
+  torch::Device device_;
   std::unordered_map<std::int64_t, torch::Tensor> kv_cache_;  // request id -> its K/V
 };
 
 // The boot entry's side: builds the talker and drives "generate" with `concurrency` requests.
 class CppTalkerPlugin final : public kvlint::model_plugin::Model {
  public:
-  explicit CppTalkerPlugin(const kvlint::model_plugin::Config& /*config*/)
-      : talker_(std::make_shared<CppTalker>(TalkerConfig{})) {}
+  explicit CppTalkerPlugin(const kvlint::model_plugin::Config& config)
+      : talker_(std::make_shared<CppTalker>(TalkerConfig{}, torch::Device(config.device()))) {}
 
+  // "generate", and "graph": the same decode steps, which the host captures in a CUDA graph on CUDA.
   void run(const std::string& path, int concurrency, int steps) override {
-    if (path != "generate") throw std::invalid_argument("unknown path " + path);
+    if (path != "generate" && path != "graph") throw std::invalid_argument("unknown path " + path);
     torch::NoGradGuard no_grad;
     // The previous drive's requests have finished; this drive's stay open until the next one,
     // as streams of a serving engine do between chunks.

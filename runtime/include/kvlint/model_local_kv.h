@@ -110,6 +110,12 @@ struct Spec {
   std::int64_t rows_fixed = 1;
   std::string rows_reason{};
   std::string allocation_note{};  // layout (one object N rows wide, N objects...); empty: none
+  // Not protocol fields: where the spec is declared, for runtime findings anchored on the
+  // declaration (RT003). Evaluated where the Spec is initialised (GCC and Clang evaluate these
+  // builtins at the aggregate initialisation, C++17 and later), or passed on by spec_from_config
+  // from its call site. The file is as the compiler was given it (absolute under CMake).
+  const char* declared_file = __builtin_FILE();
+  std::uint32_t declared_line = __builtin_LINE();
   // Not a field: the construction-time check (must stay last so every field is set before it runs).
   detail::PostInit post_init_{name, rows, rows_fixed, rows_reason};
 
@@ -193,9 +199,10 @@ KVLINT_MLKV_CONFIG_FIELD(hidden_size)
 // num_key_value_heads (or num_attention_heads), head_dim from head_dim (or hidden_size /
 // num_attention_heads, which must divide). An explicit `.layers/.kv_heads/.head_dim` wins. Throws
 // std::invalid_argument when a field is neither given nor derivable, or for FIXED rows without a
-// reason.
+// reason. `file`/`line` default to the call site: the spec's declaring line.
 template <typename Config>
-Spec spec_from_config(const Config& config, SpecArgs args) {
+Spec spec_from_config(const Config& config, SpecArgs args, const char* file = __builtin_FILE(),
+                      std::uint32_t line = __builtin_LINE()) {
   namespace d = detail;
   auto layers = args.layers ? args.layers : d::num_hidden_layers(config);
   if (!layers) layers = d::num_layers(config);
@@ -228,7 +235,9 @@ Spec spec_from_config(const Config& config, SpecArgs args) {
               args.rows,
               args.rows_fixed,
               std::move(args.rows_reason),
-              std::move(args.allocation_note)};
+              std::move(args.allocation_note),
+              file,
+              line};
 }
 
 }  // namespace kvlint::model_local_kv

@@ -43,7 +43,8 @@ class Module;
 
 namespace kvlint::model_plugin {
 
-inline constexpr std::uint32_t kApiVersion = 1;
+// 2: Spec carries where it is declared (declared_file, declared_line), which changed its layout.
+inline constexpr std::uint32_t kApiVersion = 2;
 
 // What a plugin was built against. Plain data, so the host can read it from a plugin built with
 // another C++ ABI before anything of that ABI crosses the boundary.

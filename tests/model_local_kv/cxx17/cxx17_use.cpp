@@ -40,3 +40,18 @@ bool cxx17_fixed_without_reason_throws() {
     return true;
   }
 }
+
+namespace {
+constexpr std::uint32_t kCallLine = __LINE__ + 7;
+}  // namespace
+
+std::uint32_t cxx17_spec_from_config_line() {
+  namespace mlkv = kvlint::model_local_kv;
+  mlkv::SpecArgs args;
+  args.rows = mlkv::RowDriver::MaxNumSeqs;
+  return mlkv::spec_from_config(Qwen2Config{}, args).declared_line;
+}
+
+std::uint32_t cxx17_spec_from_config_expected_line() {
+  return kCallLine;
+}

@@ -26,14 +26,15 @@ constexpr std::int64_t kMaxCacheLen = 2048;
 
 class StaticTalker : public torch::nn::Module {
  public:
-  StaticTalker(Qwen2Config config, std::int64_t declared_positions)
+  StaticTalker(Qwen2Config config, std::int64_t declared_positions, torch::Device device)
       : config_(config), declared_positions_(declared_positions) {
     const std::int64_t head_dim = config.hidden_size / config.num_attention_heads;
     // [layers, rows, kv_heads, positions, head_dim], one row: the talker is serialized.
     const std::vector<std::int64_t> shape{config.num_hidden_layers, 1, config.num_key_value_heads,
                                           kMaxCacheLen, head_dim};
-    k_cache_ = register_buffer("k_cache", torch::zeros(shape, torch::kBFloat16));
-    v_cache_ = register_buffer("v_cache", torch::zeros(shape, torch::kBFloat16));
+    const auto options = torch::TensorOptions().dtype(torch::kBFloat16).device(device);
+    k_cache_ = register_buffer("k_cache", torch::zeros(shape, options));
+    v_cache_ = register_buffer("v_cache", torch::zeros(shape, options));
   }
 
   // One request's AR loop, inline: every step writes one position in every layer.
@@ -65,10 +66,12 @@ class StaticTalkerPlugin final : public kvlint::model_plugin::Model {
  public:
   explicit StaticTalkerPlugin(const kvlint::model_plugin::Config& config)
       : talker_(std::make_shared<StaticTalker>(Qwen2Config{},
-                                               config.get_int("declared_positions", kMaxCacheLen))) {}
+                                               config.get_int("declared_positions", kMaxCacheLen),
+                                               torch::Device(config.device()))) {}
 
+  // "generate", and "graph" (captured by the host on CUDA).
   void run(const std::string& path, int concurrency, int steps) override {
-    if (path != "generate") throw std::invalid_argument("unknown path " + path);
+    if (path != "generate" && path != "graph") throw std::invalid_argument("unknown path " + path);
     torch::NoGradGuard no_grad;
     for (int request = 0; request < concurrency; ++request) talker_->generate(steps);  // one at a time
   }

@@ -1,0 +1,30 @@
+// The host's attribution by function name, which is all it has without LLVM (the GPU machine):
+// LibTorch's and the standard library's inline functions, instantiated inside the plugin, are
+// skipped so an allocation lands on the model's own function and class.
+#include "symbolizer.hpp"
+
+#include <gtest/gtest.h>
+
+namespace host = kvlint::model_host;
+
+TEST(HostSymbolizer, LibraryFunctionsInstantiatedInThePluginAreSkipped) {
+  EXPECT_TRUE(host::is_library_function("torch::zeros(c10::ArrayRef<long>, c10::TensorOptions)"));
+  EXPECT_TRUE(host::is_library_function("at::Tensor::select(long, long) const"));
+  // A member template's demangled name starts with its return type.
+  EXPECT_TRUE(
+      host::is_library_function("int& std::vector<int, std::allocator<int> >::emplace_back<int>(int&&)"));
+  EXPECT_TRUE(host::is_library_function(
+      "std::pair<std::__detail::_Node_iterator<std::pair<long const, at::Tensor>, false, false>, bool> "
+      "std::_Hashtable<long, std::pair<long const, at::Tensor> >::_M_emplace<long&, at::Tensor>(long&, "
+      "at::Tensor&&)"));
+  EXPECT_TRUE(host::is_library_function("kvlint::model_plugin::declarations_of<Foo>(Foo const&)"));
+}
+
+TEST(HostSymbolizer, ModelFunctionsKeepTheirClass) {
+  EXPECT_FALSE(host::is_library_function("kvlint_example::CppTalker::kv_for(long)"));
+  EXPECT_EQ(host::owner_of_function("kvlint_example::CppTalker::kv_for(long)"), "CppTalker");
+  // A namespace named like a library one, deeper down, is the model's.
+  EXPECT_FALSE(host::is_library_function("my_model::torch::Cache::grow(int)"));
+  EXPECT_FALSE(host::is_library_function("build_cache(int)"));
+  EXPECT_EQ(host::owner_of_function("build_cache(int)"), "");
+}
