@@ -225,6 +225,19 @@ TEST(CppFrontEnd, AHugeGeneratedTranslationUnitIsAnalysed) {
   EXPECT_EQ(codes_in(r, "generated.cpp"), std::vector<std::string>{"KV101"});
 }
 
+// Only the main file's declarations are walked (not the headers'): also those inside a
+// namespace that one header opens and another closes.
+TEST(CppFrontEnd, DeclarationsInsideANamespaceOpenedByAHeaderAreWalked) {
+  TempDir dir;
+  dir.write("begin_namespace.h", "namespace models {\n");
+  dir.write("end_namespace.h", "}  // namespace models\n");
+  dir.write("decoder.cpp", "#include <torch/torch.h>\n#include \"begin_namespace.h\"\n"
+                           "struct D : torch::nn::Module {\n  D() { v_cache_ = torch::empty({2, 8}); }\n"
+                           "  torch::Tensor v_cache_;\n};\n#include \"end_namespace.h\"\n");
+  json r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "decoder.cpp"}));
+  EXPECT_EQ(codes_in(r, "decoder.cpp"), std::vector<std::string>{"KV101"}) << r.dump();
+}
+
 // Static mode reads the compile command; it never runs it. Every program the database names
 // or the driver could look up (the compiler, a shell, an assembler or linker beside -B, a
 // compiler found on PATH) and every plugin it asks Clang to load would write a marker file.
