@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds the seed corpus of one fuzz target from what the repository already
 holds, so seeds follow the formats as they change: rule fixtures and the example
-tree (Python, suppression comments), the TOML in tests and README.md
+tree (Python, C++, suppression comments), the TOML in tests and README.md
 (configuration), `kvlint check --format json` output (findings), `kvlint facts`
 output wrapped as a facts cache (CBOR). The hand-made seeds in fuzz/corpus/TARGET
 are added too.
@@ -28,6 +28,14 @@ CACHE_FORMAT = 2
 def python_sources():
     files = sorted(ROOT.glob("rules/*/fixtures/**/*.py")) + sorted(ROOT.glob("examples/**/*.py"))
     return [f for f in files if f.stat().st_size > 0]
+
+
+CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".cu", ".h", ".hpp", ".hh", ".cuh")
+
+
+def cpp_sources():
+    files = sorted(ROOT.glob("rules/*/fixtures/**/*")) + sorted(ROOT.glob("examples/**/*"))
+    return [f for f in files if f.suffix in CPP_SUFFIXES and f.is_file() and f.stat().st_size > 0]
 
 
 def cbor(value) -> bytes:
@@ -76,9 +84,14 @@ def seeds_python_frontend(out, kvlint):
         write_seed(out, f.read_bytes())
 
 
+def seeds_cpp_frontend(out, kvlint):
+    for f in cpp_sources():
+        write_seed(out, f.read_bytes())
+
+
 def seeds_suppressions(out, kvlint):
     # One seed per file: the text after "kvlint:" of each suppression comment it holds.
-    for f in python_sources():
+    for f in python_sources() + cpp_sources():
         comments = [line.split("kvlint:", 1)[1].strip() for line in f.read_text().splitlines() if "kvlint:" in line]
         if comments:
             write_seed(out, "\n".join(comments).encode())
@@ -135,6 +148,7 @@ def seeds_event_line(out, kvlint):
 
 GENERATORS = {
     "python_frontend": seeds_python_frontend,
+    "cpp_frontend": seeds_cpp_frontend,
     "suppressions": seeds_suppressions,
     "config": seeds_config,
     "findings_json": seeds_findings_json,

@@ -6,6 +6,8 @@
 #include "analyzers/cpp/cpp_frontend.hpp"
 
 #include <clang/AST/ASTConsumer.h>
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/DeclCXX.h>
 #include <clang/Basic/Diagnostic.h>
 #include <clang/Basic/FileManager.h>
 #include <clang/Frontend/CompilerInstance.h>
@@ -134,10 +136,32 @@ void read_suppressions(ASTContext& ast, facts::FileFacts& out) {
   }
 }
 
+// The declarations written in the main file, outermost first. Facts come from the main file
+// only, so the walk and the parent map the extractors query cover these alone, not every
+// header's declarations (the standard library's, LibTorch's): building the parent map over a
+// whole translation unit dominated the time of a small file. A namespace opened in one header
+// and closed in another may hold main-file declarations, so it is searched too.
+void main_file_declarations(const SourceManager& sm, const DeclContext& context, std::vector<Decl*>& out) {
+  for (Decl* decl : context.decls()) {
+    const SourceLocation at = decl->getLocation();
+    if (at.isValid() && sm.isWrittenInMainFile(sm.getExpansionLoc(at))) {
+      out.push_back(decl);
+      continue;
+    }
+    const SourceRange range = decl->getSourceRange();
+    if (isa<NamespaceDecl, LinkageSpecDecl>(decl) && range.isValid() &&
+        sm.getFileID(sm.getExpansionLoc(range.getBegin())) != sm.getFileID(sm.getExpansionLoc(range.getEnd())))
+      main_file_declarations(sm, *cast<DeclContext>(decl), out);
+  }
+}
+
 class FactsConsumer : public ASTConsumer {
  public:
   FactsConsumer(const facts::Vocabulary& vocabulary, facts::FileFacts& out) : vocabulary_(vocabulary), out_(out) {}
   void HandleTranslationUnit(ASTContext& ast) override {
+    std::vector<Decl*> scope;
+    main_file_declarations(ast.getSourceManager(), *ast.getTranslationUnitDecl(), scope);
+    ast.setTraversalScope(scope);
     read_suppressions(ast, out_);
     Context cx{ast, vocabulary_, out_, {}};
     walk_translation_unit(cx);

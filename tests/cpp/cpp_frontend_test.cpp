@@ -225,6 +225,69 @@ TEST(CppFrontEnd, AHugeGeneratedTranslationUnitIsAnalysed) {
   EXPECT_EQ(codes_in(r, "generated.cpp"), std::vector<std::string>{"KV101"});
 }
 
+// Only the main file's declarations are walked (not the headers'): also those inside a
+// namespace that one header opens and another closes.
+TEST(CppFrontEnd, DeclarationsInsideANamespaceOpenedByAHeaderAreWalked) {
+  TempDir dir;
+  dir.write("begin_namespace.h", "namespace models {\n");
+  dir.write("end_namespace.h", "}  // namespace models\n");
+  dir.write("decoder.cpp", "#include <torch/torch.h>\n#include \"begin_namespace.h\"\n"
+                           "struct D : torch::nn::Module {\n  D() { v_cache_ = torch::empty({2, 8}); }\n"
+                           "  torch::Tensor v_cache_;\n};\n#include \"end_namespace.h\"\n");
+  json r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "decoder.cpp"}));
+  EXPECT_EQ(codes_in(r, "decoder.cpp"), std::vector<std::string>{"KV101"}) << r.dump();
+}
+
+// Static mode reads the compile command; it never runs it. Every program the database names
+// or the driver could look up (the compiler, a shell, an assembler or linker beside -B, a
+// compiler found on PATH) and every plugin it asks Clang to load would write a marker file.
+// Clang 14's LibTooling loads no plugin on a syntax-only run; a Clang that did would fail here.
+TEST(CppFrontEnd, CheckNeverRunsTheCompileCommandNorLoadsItsPlugins) {
+  TempDir dir;
+  TempDir markers;
+  for (const char* tool : {"fake-cc", "clang++", "c++", "cc", "as", "ld", "sh"}) {
+    const fs::path script =
+        dir.write(std::string("bin/") + tool,
+                  "#!/bin/sh\n: > " + quote((markers.path() / tool).string() + ".ran") + "\n");
+    fs::permissions(script, fs::perms::owner_all);
+  }
+  dir.write("third_party/torch/torch.h", kTensorHeader);
+  dir.write("src/decoder.cpp", kModelSource);
+  dir.write("src/shell.cpp", kModelSource);
+  const std::string bin = (dir.path() / "bin").string();
+  const std::string plugin = KVLINT_TEST_MARKER_PLUGIN;
+  json db = json::array();
+  db.push_back(
+      {{"directory", dir.path().string()},
+       {"file", "src/decoder.cpp"},
+       {"arguments",
+        {bin + "/fake-cc", "-std=c++17", "-Ithird_party", "-B", bin, "-fplugin=" + plugin, "-Xclang", "-load", "-Xclang",
+         plugin, "-fpass-plugin=" + plugin, "-c", "src/decoder.cpp", "-o", "decoder.o"}}});
+  db.push_back({{"directory", dir.path().string()},
+                {"file", "src/shell.cpp"},
+                {"command", "sh -c 'touch " + (markers.path() / "shell-command.ran").string() +
+                                "' && clang++ -std=c++17 -c src/shell.cpp"}});
+  dir.write("compile_commands.json", db.dump(2));
+
+  const std::string env =
+      "env PATH=" + quote(bin + ":" + std::string(std::getenv("PATH") ? std::getenv("PATH") : "")) +
+      " KVLINT_TEST_MARKER_DIR=" + quote(markers.path().string());
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "-j", "2", "src"}, env);
+  json r = report(run);
+  // The file was analysed under its database entry, plugin flags and all: with full types
+  // (its -I finds the stand-in header), so no degraded-mode or compile-error note.
+  EXPECT_EQ(codes_in(r, "decoder.cpp"), std::vector<std::string>{"KV101"}) << run.out << run.err;
+  EXPECT_TRUE(diagnostic_kinds(r, "decoder.cpp").empty()) << run.out;
+  // The marker library does write when loaded (else the check below could not fail).
+  ASSERT_EQ(std::system((env + " " + quote(KVLINT_PYTHON) + " -c " +
+                         quote("import ctypes; ctypes.CDLL(" + json(plugin).dump() + ")"))
+                            .c_str()),
+            0);
+  std::vector<std::string> ran;
+  for (const auto& entry : fs::directory_iterator(markers.path())) ran.push_back(entry.path().filename());
+  EXPECT_EQ(ran, std::vector<std::string>{"plugin.ran"});
+}
+
 TEST(CppFrontEnd, WithoutTheModuleOneDiagnosticNamesThePackageAndPythonIsUnaffected) {
   TempDir dir;
   dir.write("model.py",
