@@ -120,13 +120,15 @@ class Check final : public Rule {
                               const facts::CacheSite& site) {
     Finding f = kvlint::make_finding(kInfo, site.loc, site.owner_class);
     const rules::Spelling spelling = rules::Spelling::of(owner);
-    const std::string method = site.method.empty() ? std::string() : " in " + spelling.method_phrase(site.method);
+    const std::string method =
+        site.method.empty() ? std::string() : " in " + spelling.method_phrase(site.method);
     std::string fix;
     if (project.is_module(owner) == facts::Tristate::No) {
       fix = fmt::format(
           "`{}` is not {}, so declare it on a module that holds it or forward "
           "from there with `{}`",
-          site.owner_class, spelling.a_module(), spelling.member_call("<attr>", rules::declaration_name(project)));
+          site.owner_class, spelling.a_module(),
+          spelling.member_call("<attr>", rules::declaration_name(project)));
     } else {
       fix = fmt::format("declare it in `{}()`, or forward to it from a module that holds it",
                         spelling.method(site.owner_class, rules::declaration_name(project)));
@@ -137,12 +139,12 @@ class Check final : public Rule {
       for (const auto& c : project.inherited_declarations(h.holder))
         for (const auto& fwd : c.declaration->forwards)
           forwards = forwards || fwd.via_attribute == h.hop->attribute;
-      holder_notes.push_back(fmt::format(
-          "`{}` holds it as `{}` (line {}){}", h.holder.cls->name,
-          rules::Spelling::of(h.holder).member(h.hop->attribute), h.hop->loc.line,
-          forwards ? fmt::format(" and forwards to a `{}` that `{}` does not have",
-                                 rules::declaration_name(project), site.owner_class)
-                   : std::string()));
+      holder_notes.push_back(
+          fmt::format("`{}` holds it as `{}` (line {}){}", h.holder.cls->name,
+                      rules::Spelling::of(h.holder).member(h.hop->attribute), h.hop->loc.line,
+                      forwards ? fmt::format(" and forwards to a `{}` that `{}` does not have",
+                                             rules::declaration_name(project), site.owner_class)
+                               : std::string()));
       f.related.push_back(
           rules::related(h.hop->loc, fmt::format("`{}` holds `{}` here and declares nothing that covers it",
                                                  h.holder.cls->name, site.owner_class)));

@@ -141,7 +141,8 @@ class Check final : public Rule {
           "which receives a `{}`: {} (line {}), and {}: each captured bucket keeps its own copy resident; "
           "declare the graph pool (a spec whose name, allocation_note, capacity_source or rows_reason "
           "mentions the graph, capture or buckets, with fixed rows from the captured shapes)",
-          reported.cls->name, where, written, capture.loc.line, spelling.code(first.entry), first.through_parameter,
+          reported.cls->name, where, written, capture.loc.line, spelling.code(first.entry),
+          first.through_parameter,
           first.parameter_class ? first.parameter_class.cls->name : std::string("model"),
           evidence_clause(capturing, capture, first, spelling), first.loc.line, existing);
     } else {

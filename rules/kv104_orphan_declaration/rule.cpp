@@ -6,8 +6,8 @@
 #include <algorithm>
 
 #include "rules/common/rule_support.hpp"
-#include "rules/common/spelling.hpp"
 #include "rules/common/spec_support.hpp"
+#include "rules/common/spelling.hpp"
 
 namespace kvlint {
 namespace {

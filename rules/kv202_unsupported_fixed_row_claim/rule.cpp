@@ -169,19 +169,21 @@ class Check final : public Rule {
               e->owner_class == site.owner_class && ss::iterates_requests(e->expression) &&
               std::none_of(evidence.begin(), evidence.end(),
                            [&](const Evidence& x) { return x.loc == e->loc; }))
-            evidence.push_back({e->loc,
-                                fmt::format("builds its cache in {}, which iterates `{}` (line {})",
-                                            spelling.method_phrase(site.method), e->expression.text, e->loc.line),
-                                "the method iterates its requests here"});
+            evidence.push_back(
+                {e->loc,
+                 fmt::format("builds its cache in {}, which iterates `{}` (line {})",
+                             spelling.method_phrase(site.method), e->expression.text, e->loc.line),
+                 "the method iterates its requests here"});
       }
       if (evidence.empty()) continue;
 
       facts::Location loc = ss::field_loc(spec, "rows");
       const auto* fixed = spec.field("rows_fixed");
-      std::string claim = fixed ? fmt::format("`{}`", spelling.field("rows_fixed", fixed->value.text))
-                          : spec.may_set("rows_fixed")
-                              ? fmt::format("the `rows_fixed` passed through `{}`", spec.unpacked.front().text)
-                              : fmt::format("the default `{}`", spelling.field("rows_fixed", "1"));
+      std::string claim =
+          fixed ? fmt::format("`{}`", spelling.field("rows_fixed", fixed->value.text))
+          : spec.may_set("rows_fixed")
+              ? fmt::format("the `rows_fixed` passed through `{}`", spec.unpacked.front().text)
+              : fmt::format("the default `{}`", spelling.field("rows_fixed", "1"));
       std::string declarer = match.spec.declaration->owner_class;
       std::string where = ss::declared_in_suffix(declarer, site.owner_class);
       Finding f = kvlint::make_finding(kInfo, loc, site.owner_class);

@@ -115,8 +115,8 @@ class Check final : public Rule {
           "`{}` {} but {}{} declares `{}` (line {}) for its `{}` (line {}): it "
           "over-reports by `max_num_seqs`; declare `{}` with `{}` and a `{}`",
           site.owner_class, evidence_text, ss::spec_label(spec), where,
-          spelling.enum_value("RowDriver", "MAX_NUM_SEQS"), loc.line, spelling.code(site.written), site.loc.line,
-          spelling.enum_value("RowDriver", "FIXED"), spelling.field("rows_fixed", "1"),
+          spelling.enum_value("RowDriver", "MAX_NUM_SEQS"), loc.line, spelling.code(site.written),
+          site.loc.line, spelling.enum_value("RowDriver", "FIXED"), spelling.field("rows_fixed", "1"),
           spelling.field("rows_reason"));
       f.related.push_back({evidence_loc, evidence_note});
       if (evidence_loc != site.loc)

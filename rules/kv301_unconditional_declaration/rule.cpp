@@ -9,8 +9,8 @@
 #include <tuple>
 
 #include "rules/common/rule_support.hpp"
-#include "rules/common/spelling.hpp"
 #include "rules/common/spec_support.hpp"
+#include "rules/common/spelling.hpp"
 
 namespace kvlint {
 namespace {
@@ -129,8 +129,9 @@ class Check final : public Rule {
           "unconditionally: deployments that never take that path report memory they never allocate; "
           "return `{}` (or omit the spec) under the same condition",
           site.owner_class, site.what, site.loc.line, rules::describe_guard(*site.guard),
-          site.guard->condition.loc.line, spelling.method(decl->owner_class, rules::declaration_name(project)),
-          declared, spelling.empty_specs());
+          site.guard->condition.loc.line,
+          spelling.method(decl->owner_class, rules::declaration_name(project)), declared,
+          spelling.empty_specs());
       f.related.push_back(site_note);
       f.related.push_back(guard_note);
       by_place.emplace(key, out.size());

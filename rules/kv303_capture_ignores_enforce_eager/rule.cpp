@@ -154,8 +154,9 @@ class Judge {
       if (b.by && holder_gated(b.by, c.method, level, above)) continue;
       const rules::Spelling spelling = rules::Spelling::of(*b.file);
       const std::string holder = place(c.owner_class, c.method, spelling);
-      const std::string what = c.factory.empty() ? fmt::format("builds `{}`", cls.cls->name)
-                                                 : fmt::format("calls `{}`", spelling.method(cls.cls->name, c.factory));
+      const std::string what = c.factory.empty()
+                                   ? fmt::format("builds `{}`", cls.cls->name)
+                                   : fmt::format("calls `{}`", spelling.method(cls.cls->name, c.factory));
       add_gates(v.gates, c.guards, fmt::format(" where `{}` {} (line {})", holder, what, c.loc.line));
       v.gates.insert(v.gates.end(), above.gates.begin(), above.gates.end());
       if (v.trigger.empty()) v.trigger = fmt::format("`{}` {} (line {})", holder, what, c.loc.line);
@@ -174,10 +175,10 @@ class Judge {
         Verdict above;
         if (inv.caller.cls && holder_gated(inv.caller.cls, inv.caller.method->name, level, above)) continue;
         const rules::Spelling spelling(inv.caller.file ? inv.caller.file->language : facts::Language::Python);
-        const std::string caller =
-            place(inv.caller.cls ? inv.caller.cls.cls->name : std::string(), inv.caller.method->name, spelling);
-        const std::string what = fmt::format("`{}` calls `{}` (line {})", caller, spelling.code(inv.call->callee),
-                                             inv.call->loc.line);
+        const std::string caller = place(inv.caller.cls ? inv.caller.cls.cls->name : std::string(),
+                                         inv.caller.method->name, spelling);
+        const std::string what = fmt::format("`{}` calls `{}` (line {})", caller,
+                                             spelling.code(inv.call->callee), inv.call->loc.line);
         add_gates(v.gates, inv.call->guards, " where " + what);
         v.gates.insert(v.gates.end(), above.gates.begin(), above.gates.end());
         if (v.trigger.empty()) v.trigger = what;
@@ -277,7 +278,8 @@ class Judge {
       if (rules::is_branching_guard(g)) out.push_back({&g, where});
   }
 
-  static std::string place(const std::string& owner, const std::string& method, const rules::Spelling& spelling) {
+  static std::string place(const std::string& owner, const std::string& method,
+                           const rules::Spelling& spelling) {
     return owner.empty() ? method : spelling.method(owner, method);
   }
 

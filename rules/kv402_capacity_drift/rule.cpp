@@ -107,9 +107,10 @@ class Check final : public Rule {
           "`{}` builds `{}` with {} (line {}) but {}{} declares {} (line {}): the declared capacity has "
           "drifted from the allocation's bound; read both from one constant",
           site.owner_class, spelling.code(site.written),
-          shown(spelling.argument(bound->keyword, bound->value.text), bound->value, site_value), site.loc.line,
-          ss::spec_label(spec), where,
-          shown(rules::quoted(spelling.field("physical_capacity_positions", capacity->text)), *capacity, spec_value),
+          shown(spelling.argument(bound->keyword, bound->value.text), bound->value, site_value),
+          site.loc.line, ss::spec_label(spec), where,
+          shown(rules::quoted(spelling.field("physical_capacity_positions", capacity->text)), *capacity,
+                spec_value),
           loc.line);
       const std::string bound_text = spelling.is_cpp() ? spelling.argument(bound->keyword, bound->value.text)
                                                        : bound->keyword + "=" + bound->value.text;

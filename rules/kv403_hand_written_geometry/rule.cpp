@@ -109,12 +109,13 @@ class Check final : public Rule {
 
       std::string source = site ? fmt::format("the cache is built from `{}` (line {})",
                                               ss::site_config(*site)->value.text, site->loc.line)
-                                : fmt::format("`{}({})` can derive them", spelling.spec_constructor(spec.constructor),
-                                              spec.config->text);
+                                : fmt::format("`{}({})` can derive them",
+                                              spelling.spec_constructor(spec.constructor), spec.config->text);
 
       std::string fields;
       for (const auto* a : literals)
-        fields += fmt::format("{}`{}`", fields.empty() ? "" : ", ", spelling.field(a->keyword, a->value.text));
+        fields +=
+            fmt::format("{}`{}`", fields.empty() ? "" : ", ", spelling.field(a->keyword, a->value.text));
       const std::string& owner = ref.declaration->owner_class;
       facts::Location loc = literals.front()->value.loc.line ? literals.front()->value.loc : spec.loc;
       Finding f = kvlint::make_finding(kInfo, loc, owner);
@@ -123,7 +124,8 @@ class Check final : public Rule {
           "checkpoint changes; derive it from the config",
           owner, ss::spec_label(spec), fields, loc.line, source);
       for (const auto* a : literals)
-        if (a->value.loc.line) f.related.push_back({a->value.loc, fmt::format("literal `{}`", spelling.field(a->keyword))});
+        if (a->value.loc.line)
+          f.related.push_back({a->value.loc, fmt::format("literal `{}`", spelling.field(a->keyword))});
       if (site) f.related.push_back({site->loc, "cache built from a config here"});
       out.push_back(std::move(f));
     }

@@ -90,8 +90,8 @@ class Check final : public Rule {
           "{}): "
           "the declared geometry comes from a different config; pass `{}`",
           site.owner_class, spelling.code(site.written), built_from->value.text, site.loc.line,
-          ss::spec_label(spec), where, spelling.spec_constructor(spec.constructor), spec.config->text, loc.line,
-          built_from->value.text);
+          ss::spec_label(spec), where, spelling.spec_constructor(spec.constructor), spec.config->text,
+          loc.line, built_from->value.text);
       f.related.push_back({built_from->value.loc.line ? built_from->value.loc : site.loc,
                            fmt::format("cache built from `{}` here", built_from->value.text)});
       out.push_back(std::move(f));

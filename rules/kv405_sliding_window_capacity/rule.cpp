@@ -86,8 +86,8 @@ class Check final : public Rule {
       f.message = fmt::format(
           "`{}` declares `{}` for {} (line {}) but {}: a sliding-window "
           "cache holds `sliding_window - 1` positions; declare that",
-          owner, spelling.field("physical_capacity_positions", capacity->text), ss::spec_label(spec), loc.line,
-          evidence);
+          owner, spelling.field("physical_capacity_positions", capacity->text), ss::spec_label(spec),
+          loc.line, evidence);
       f.related.push_back({spec.loc, "the spec"});
       for (const auto* m : sliding_sites)
         f.related.push_back({m->site->loc, "sliding-window cache built here"});

@@ -204,8 +204,9 @@ TEST(CppFrontEnd, FactsSayTheLanguageAndFindingsSpeakIt) {
   dir.write("model.py",
             "from transformers import DynamicCache\nimport torch.nn as nn\n"
             "class M(nn.Module):\n    def __init__(self):\n        self.cache = DynamicCache()\n");
-  dir.write("decoder.cpp", "#include <torch/torch.h>\nstruct D : torch::nn::Module {\n"
-                           "  D() { v_cache_ = torch::empty({2, 8}); }\n  torch::Tensor v_cache_;\n};\n");
+  dir.write("decoder.cpp",
+            "#include <torch/torch.h>\nstruct D : torch::nn::Module {\n"
+            "  D() { v_cache_ = torch::empty({2, 8}); }\n  torch::Tensor v_cache_;\n};\n");
   EXPECT_EQ(report(kvlint(dir.path(), {"facts", "model.py"})).value("language", ""), "python");
   EXPECT_EQ(report(kvlint(dir.path(), {"facts", "decoder.cpp"})).value("language", ""), "cpp");
   json r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "."}));
