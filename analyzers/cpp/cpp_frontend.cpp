@@ -257,6 +257,7 @@ class Analyzer final : public facts::CppAnalyzer {
                              const facts::CppCommand& command) const override {
     facts::CppAnalysis result;
     result.facts.path = display_path;
+    result.facts.language = facts::Language::Cpp;
     if (command.arguments.empty()) {
       result.failed = true;
       result.first_error = "empty compile command";

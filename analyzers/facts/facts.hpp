@@ -373,8 +373,14 @@ struct ParseProblem {
   std::string message;  // "syntax error", "missing ')'"
 };
 
+// The language a file is written in, set by its front end. The facts' own spelling is
+// Python's (`self.x`, `__init__`, dotted names); rules word findings in the file's language
+// through rules/common/spelling.hpp.
+enum class Language { Python, Cpp };
+
 struct FileFacts {
   std::string path;
+  Language language = Language::Python;
   std::string module_name;  // dotted module path relative to the project root when known ("pkg.models.decoder")
   std::vector<ImportFact> imports;
   std::vector<ClassFact> classes;

@@ -42,6 +42,10 @@ constexpr std::array<std::pair<Guard::Origin, const char*>, 7> kGuardOrigins{{
     {Guard::Origin::CallerGuard, "caller_guard"},
     {Guard::Origin::With, "with"},
 }};
+constexpr std::array<std::pair<Language, const char*>, 2> kLanguages{{
+    {Language::Python, "python"},
+    {Language::Cpp, "cpp"},
+}};
 constexpr std::array<std::pair<Retention, const char*>, 6> kRetentions{{
     {Retention::SelfAttribute, "self_attribute"},
     {Retention::SelfContainer, "self_container"},
@@ -237,6 +241,7 @@ json to_json(const FileFacts& f) {
   json j;
   j["version"] = kFactsJsonVersion;
   j["path"] = f.path;
+  j["language"] = enum_name(f.language, kLanguages);
   j["module_name"] = f.module_name;
 
   json& imports = j["imports"] = json::array();
@@ -406,6 +411,7 @@ FileFacts file_facts_from_json(const json& j) {
   if (j.at("version").get<int>() != kFactsJsonVersion)
     throw std::invalid_argument("facts JSON version mismatch");
   f.path = j.at("path").get<std::string>();
+  f.language = enum_value(j.at("language"), kLanguages);
   f.module_name = j.at("module_name").get<std::string>();
   const Reader r{f.path};
 

@@ -14,7 +14,8 @@ namespace kvlint::facts {
 // 5: implicit caches' callee and retention.
 // 6: specs' unpacked arguments, suppressions' malformed flag.
 // 7: byte positions for fixes (suppression spans, class body end and indent, import point).
-inline constexpr int kFactsJsonVersion = 7;
+// 8: the file's language.
+inline constexpr int kFactsJsonVersion = 8;
 
 nlohmann::json to_json(const FileFacts& facts);
 // Throws nlohmann::json::exception (or std::invalid_argument for an unknown

@@ -57,6 +57,7 @@ facts::FileFacts PythonAnalyzer::analyze(std::string_view path, std::string_view
   impl_->last_steps = 0;
   facts::FileFacts out;
   out.path = std::string(path);
+  out.language = facts::Language::Python;
   out.module_name = std::move(module_name);
   if (source.size() > UINT32_MAX) {
     out.parse_problems.push_back({facts::Location{out.path, 1, 1, 1, 1}, "file too large to parse"});

@@ -144,6 +144,12 @@ SkeletonSpec skeleton_spec(const facts::Project& project, facts::ClassRef owner,
 std::optional<Fix> declaration_skeleton_fix(const facts::Project& project, facts::ClassRef owner,
                                             std::vector<SkeletonSpec> specs) {
   const facts::ClassFact& cls = *owner.cls;
+  // No fix for C++: a C++ skeleton needs more than the facts give -- the member (or header)
+  // that holds the config, the method's place in the header and in the .cpp when the class is
+  // split, the include and namespace alias of kvlint/model_local_kv.h, and a `dtype` the
+  // header takes as a c10::ScalarType or a byte count -- so any guess would not compile (and
+  // the Python skeleton must never land in a C++ file). The finding's message says what to add.
+  if (owner.file->language != facts::Language::Python) return std::nullopt;
   if (cls.body_end_byte == 0 || cls.body_indent.empty() || specs.empty()) return std::nullopt;
   const facts::Vocabulary& vocabulary = project.vocabulary();
   const std::string constructor =

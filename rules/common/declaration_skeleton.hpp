@@ -29,7 +29,8 @@ SkeletonSpec skeleton_spec(const facts::Project& project, facts::ClassRef owner,
                            const facts::ImplicitCacheSite& site);
 
 // The fix that adds the declaration (and the protocol import when the file lacks it);
-// nullopt when the facts lack the class body's position.
+// nullopt when the facts lack the class body's position, and for a class outside Python
+// (a C++ skeleton would not compile from what the facts know; see the .cpp).
 std::optional<Fix> declaration_skeleton_fix(const facts::Project& project, facts::ClassRef owner,
                                             std::vector<SkeletonSpec> specs);
 

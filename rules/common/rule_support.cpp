@@ -6,6 +6,8 @@
 #include <cctype>
 #include <set>
 
+#include "rules/common/spelling.hpp"
+
 namespace kvlint::rules {
 
 namespace {
@@ -48,9 +50,9 @@ std::string quoted(std::string_view text) {
   return fmt::format("`{}`", text);
 }
 
-std::string describe_retention(const facts::CacheSite& site) {
+std::string describe_retention(const facts::CacheSite& site, const Spelling& spelling) {
   using R = facts::Retention;
-  const std::string& as = site.retained_as;
+  const std::string as = spelling.code(site.retained_as);
   switch (site.retention) {
     case R::SelfAttribute:
       return as.empty() ? "keeps one on the instance" : fmt::format("keeps one as `{}`", as);
@@ -65,8 +67,9 @@ std::string describe_retention(const facts::CacheSite& site) {
       // The front end records the keyword (`past_key_values`) for a direct argument and
       // the callee (`self.llm`) for a local handed on later.
       if (as.empty()) return "builds one per call and passes it on";
-      return as.find('.') != std::string::npos ? fmt::format("builds one per call and passes it to `{}`", as)
-                                               : fmt::format("builds one per call and passes it as `{}`", as);
+      return site.retained_as.find('.') != std::string::npos
+                 ? fmt::format("builds one per call and passes it to `{}`", as)
+                 : fmt::format("builds one per call and passes it as `{}`", as);
     case R::Local:
       return "builds one per call";
     case R::ModuleGlobal:
@@ -181,10 +184,12 @@ void relate_holder_declarations(const facts::Project& project, facts::ClassRef o
     const auto declarations = project.inherited_declarations(h.holder);  // own first
     if (declarations.empty()) continue;
     const facts::Cover& applies = declarations.front();
-    finding.related.push_back(
-        related(applies.declaration->loc,
-                fmt::format("`{}.{}()` here does not cover `{}`", applies.declarer.cls->name,
-                            declaration_name(project), owner.cls->name)));
+    finding.related.push_back(related(
+        applies.declaration->loc,
+        fmt::format(
+            "`{}()` here does not cover `{}`",
+            Spelling::of(applies.declarer).method(applies.declarer.cls->name, declaration_name(project)),
+            owner.cls->name)));
   }
 }
 

@@ -24,9 +24,11 @@ bool guard_mentions(const facts::Guard& guard, std::string_view word);
 // "`x`" -- backquoted for messages.
 std::string quoted(std::string_view text);
 
+class Spelling;
+
 // How a cache site keeps its object, as a clause: "keeps one per `request_id` in
-// `self._caches`", "keeps one as `self.cache`", "builds one per call".
-std::string describe_retention(const facts::CacheSite& site);
+// `self._caches`", "keeps one as `self.cache`" (C++: "`cache_`"), "builds one per call".
+std::string describe_retention(const facts::CacheSite& site, const Spelling& spelling);
 
 // A guard as a reviewer reads it: "`if self.async_chunk`", "`else` of `if self.x`",
 // "`if self.async_chunk` in its callers".

@@ -5,6 +5,7 @@
 
 #include "rules/common/declaration_skeleton.hpp"
 #include "rules/common/rule_support.hpp"
+#include "rules/common/spelling.hpp"
 
 namespace kvlint {
 namespace {
@@ -71,7 +72,10 @@ struct TalkerDecoderImpl : torch::nn::Module {
 Declare the cache on the class that builds it (or a base class), one spec per distinct
 allocation. When the class is not an `nn.Module` the collector cannot find it: declare
 on the module that holds it, or forward from there with
-`self.<attr>.model_local_kv_specs()` (KV105 checks that hop).
+`self.<attr>.model_local_kv_specs()` (KV105 checks that hop). In C++ the class gets a
+`std::vector<mlkv::Spec> model_local_kv_specs() const` member, or the holding
+`torch::nn::Module` forwards with `member_->model_local_kv_specs()`; `--fix --unsafe-fixes`
+writes a skeleton into Python classes only.
 
 ## Runtime verdict
 `kvlint confirm` boots the owner's entry and drives its paths. Confirmed when a cache
@@ -115,16 +119,19 @@ class Check final : public Rule {
   static Finding make_finding(const facts::Project& project, facts::ClassRef owner,
                               const facts::CacheSite& site) {
     Finding f = kvlint::make_finding(kInfo, site.loc, site.owner_class);
-    const std::string method = site.method.empty() ? std::string() : fmt::format(" in `{}`", site.method);
+    const rules::Spelling spelling = rules::Spelling::of(owner);
+    const std::string method =
+        site.method.empty() ? std::string() : " in " + spelling.method_phrase(site.method);
     std::string fix;
     if (project.is_module(owner) == facts::Tristate::No) {
       fix = fmt::format(
-          "`{}` is not an `nn.Module`, so declare it on a module that holds it or forward "
-          "from there with `self.<attr>.{}()`",
-          site.owner_class, rules::declaration_name(project));
+          "`{}` is not {}, so declare it on a module that holds it or forward "
+          "from there with `{}`",
+          site.owner_class, spelling.a_module(),
+          spelling.member_call("<attr>", rules::declaration_name(project)));
     } else {
-      fix = fmt::format("declare it in `{}.{}()`, or forward to it from a module that holds it",
-                        site.owner_class, rules::declaration_name(project));
+      fix = fmt::format("declare it in `{}()`, or forward to it from a module that holds it",
+                        spelling.method(site.owner_class, rules::declaration_name(project)));
     }
     std::vector<std::string> holder_notes;
     for (const auto& h : project.holders(owner)) {
@@ -132,11 +139,12 @@ class Check final : public Rule {
       for (const auto& c : project.inherited_declarations(h.holder))
         for (const auto& fwd : c.declaration->forwards)
           forwards = forwards || fwd.via_attribute == h.hop->attribute;
-      holder_notes.push_back(fmt::format(
-          "`{}` holds it as `self.{}` (line {}){}", h.holder.cls->name, h.hop->attribute, h.hop->loc.line,
-          forwards ? fmt::format(" and forwards to a `{}` that `{}` does not have",
-                                 rules::declaration_name(project), site.owner_class)
-                   : std::string()));
+      holder_notes.push_back(
+          fmt::format("`{}` holds it as `{}` (line {}){}", h.holder.cls->name,
+                      rules::Spelling::of(h.holder).member(h.hop->attribute), h.hop->loc.line,
+                      forwards ? fmt::format(" and forwards to a `{}` that `{}` does not have",
+                                             rules::declaration_name(project), site.owner_class)
+                               : std::string()));
       f.related.push_back(
           rules::related(h.hop->loc, fmt::format("`{}` holds `{}` here and declares nothing that covers it",
                                                  h.holder.cls->name, site.owner_class)));
@@ -145,7 +153,7 @@ class Check final : public Rule {
     for (std::size_t i = 0; i < holder_notes.size(); ++i) holders += "; " + holder_notes[i];
     f.message = fmt::format(
         "`{}` constructs a `{}`{} (line {}) and {}, but no `{}` declaration covers `{}`: {}{}",
-        site.owner_class, site.cache_class, method, site.loc.line, rules::describe_retention(site),
+        site.owner_class, site.cache_class, method, site.loc.line, rules::describe_retention(site, spelling),
         rules::declaration_name(project), site.owner_class, fix, holders);
     if (const facts::Guard* g = rules::owner_state_guard(site.guards, rules::retained_attribute(site)))
       f.related.push_back(

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "rules/common/rule_support.hpp"
+#include "rules/common/spelling.hpp"
 
 namespace kvlint {
 namespace {
@@ -69,7 +70,9 @@ void GraphRunnerImpl::capture(torch::Tensor input) {
 ## How to fix
 Add a spec for the graph pool, with `RowDriver.FIXED`, `rows_fixed` equal to the captured
 rows (the bucket sum), a `rows_reason` that says so, and an `allocation_note` describing
-the one-object-per-bucket layout. Declare it on a module the collector reaches.
+the one-object-per-bucket layout. Declare it on a module the collector reaches. In C++ that
+is an `mlkv::Spec` with `.rows = mlkv::RowDriver::Fixed`, `.rows_fixed` the captured rows, and
+`.rows_reason` and `.allocation_note` naming the graph pool.
 )doc"};
 
 class Check final : public Rule {
@@ -122,6 +125,8 @@ class Check final : public Rule {
     }
 
     Finding f = kvlint::make_finding(kInfo, capture.loc, reported.cls->name);
+    const rules::Spelling spelling = rules::Spelling::of(file);
+    const std::string written = spelling.code(capture.written);
     const facts::KvWrite& first = via_parameter ? *via_parameter : writes.front();
     const std::string existing =
         covers_without_pool.empty()
@@ -129,23 +134,24 @@ class Check final : public Rule {
             : fmt::format("the declaration on `{}` (line {}) has no graph-pool spec",
                           covers_without_pool.front().declarer.cls->name,
                           covers_without_pool.front().declaration->loc.line);
-    const std::string where = capturing_place(capture);
+    const std::string where = capturing_place(capture, spelling);
     if (via_parameter) {
       f.message = fmt::format(
           "`{}` keeps the CUDA graphs that {} captures with `{}` (line {}) over `{}`, its `{}` parameter, "
           "which receives a `{}`: {} (line {}), and {}: each captured bucket keeps its own copy resident; "
           "declare the graph pool (a spec whose name, allocation_note, capacity_source or rows_reason "
           "mentions the graph, capture or buckets, with fixed rows from the captured shapes)",
-          reported.cls->name, where, capture.written, capture.loc.line, first.entry, first.through_parameter,
+          reported.cls->name, where, written, capture.loc.line, spelling.code(first.entry),
+          first.through_parameter,
           first.parameter_class ? first.parameter_class.cls->name : std::string("model"),
-          evidence_clause(capturing, capture, first), first.loc.line, existing);
+          evidence_clause(capturing, capture, first, spelling), first.loc.line, existing);
     } else {
       f.message = fmt::format(
           "`{}` captures CUDA graphs with `{}` (line {}) over code that holds a model-local cache ({}, line "
           "{}), and {}: each captured bucket keeps its own copy resident; declare the graph pool (a spec "
           "whose name, allocation_note, capacity_source or rows_reason mentions the graph, capture or "
           "buckets, with fixed rows from the captured shapes)",
-          reported.cls->name, capture.written, capture.loc.line, evidence_clause(capturing, capture, first),
+          reported.cls->name, written, capture.loc.line, evidence_clause(capturing, capture, first, spelling),
           first.loc.line, existing);
     }
     if (via_parameter)
@@ -156,40 +162,44 @@ class Check final : public Rule {
                              fmt::format("`{}` captures and keeps the graphs here", reported.cls->name)));
     for (const auto& w : writes)
       f.related.push_back(
-          rules::related(w.loc, fmt::format("{} here", evidence_clause(capturing, capture, w))));
+          rules::related(w.loc, fmt::format("{} here", evidence_clause(capturing, capture, w, spelling))));
     for (const auto& c : covers_without_pool)
       f.related.push_back(rules::related(
-          c.declaration->loc, fmt::format("`{}.{}` declares no graph-pool spec", c.declarer.cls->name,
-                                          rules::declaration_name(project))));
+          c.declaration->loc,
+          fmt::format("`{}` declares no graph-pool spec",
+                      spelling.method(c.declarer.cls->name, rules::declaration_name(project)))));
     out.push_back(std::move(f));
   }
 
-  static std::string capturing_place(const facts::CaptureSite& capture) {
+  static std::string capturing_place(const facts::CaptureSite& capture, const rules::Spelling& spelling) {
     if (capture.owner_class.empty()) return fmt::format("`{}`", capture.method);
-    return fmt::format("`{}.{}`", capture.owner_class, capture.method);
+    return fmt::format("`{}`", spelling.method(capture.owner_class, capture.method));
   }
 
   // "it builds a `DynamicCache`", "`LocalTransformer.forward` builds a `DynamicCache`",
   // "its `_one_step` passes a cache to `self.tts.step`".
   static std::string evidence_clause(facts::ClassRef capturing, const facts::CaptureSite& capture,
-                                     const facts::KvWrite& w) {
+                                     const facts::KvWrite& w, const rules::Spelling& spelling) {
     std::string what;
     switch (w.kind) {
       case facts::KvWrite::Kind::BuildsCache:
         what = fmt::format("builds a `{}`", w.cache_site->cache_class);
         break;
       case facts::KvWrite::Kind::ImplicitCache:
-        what = fmt::format("calls `{}` with `use_cache=True`", w.callee);
+        what = fmt::format("calls `{}` with `use_cache=True`", spelling.code(w.callee));
         break;
       case facts::KvWrite::Kind::WritesCache:
         what = w.callee.empty() ? std::string("writes a cache")
-                                : fmt::format("writes a cache through `{}`", w.callee);
+                                : fmt::format("writes a cache through `{}`", spelling.code(w.callee));
         break;
     }
     const std::string method = w.where ? w.where.method->name : std::string();
     if (w.holder && w.holder == capturing && method == capture.method) return "it " + what;
-    if (w.holder && w.holder == capturing) return fmt::format("its `{}` {}", method, what);
-    if (w.holder) return fmt::format("`{}.{}` {}", w.holder.cls->name, method, what);
+    if (w.holder && w.holder == capturing) {
+      const std::string phrase = spelling.method_phrase(method);  // "`step`"; C++: "the constructor"
+      return fmt::format("its {} {}", phrase.starts_with("the ") ? phrase.substr(4) : phrase, what);
+    }
+    if (w.holder) return fmt::format("`{}` {}", spelling.method(w.holder.cls->name, method), what);
     return fmt::format("`{}` {}", method, what);
   }
 };

@@ -7,6 +7,7 @@
 
 #include "rules/common/rule_support.hpp"
 #include "rules/common/spec_support.hpp"
+#include "rules/common/spelling.hpp"
 
 namespace kvlint {
 namespace {
@@ -51,7 +52,8 @@ struct ProjectorImpl : torch::nn::Module {           // allocates no K/V, holds 
 Move the declaration to the class that builds the cache (or a module that holds it), or
 delete it if the cache is gone. If the cache is built through an object the analyzer
 cannot see (a model loaded with `from_pretrained` and driven elsewhere), suppress with a
-reason: `# kvlint: ignore[KV104] cache built by the HF model in self.lm`.
+reason: `# kvlint: ignore[KV104] cache built by the HF model in self.lm` (in C++,
+`// kvlint: ignore[KV104] reason` on the line of `model_local_kv_specs()`).
 )doc"};
 
 class Check final : public Rule {
@@ -63,7 +65,7 @@ class Check final : public Rule {
         if (decl.specs.empty()) continue;  // a pure forwarder
         facts::ClassRef owner = project.class_of(file, decl.owner_class);
         if (!owner || backs_a_cache(project, owner)) continue;
-        out.push_back(make_finding(project, decl));
+        out.push_back(make_finding(project, file, decl));
       }
     }
   }
@@ -89,8 +91,13 @@ class Check final : public Rule {
     return false;
   }
 
-  static Finding make_finding(const facts::Project& project, const facts::Declaration& decl) {
+  static Finding make_finding(const facts::Project& project, const facts::FileFacts& file,
+                              const facts::Declaration& decl) {
     Finding f = kvlint::make_finding(kInfo, decl.loc, decl.owner_class);
+    const rules::Spelling spelling = rules::Spelling::of(file);
+    // C++ has no `use_cache` keyword: a C++ model's caches are the tensors and cache objects it builds.
+    const std::string_view builds =
+        spelling.is_cpp() ? "builds a cache" : "builds a cache, calls a model with `use_cache=True`";
     std::vector<std::string> labels;
     for (const auto& spec : decl.specs) {
       labels.push_back(spec_support::spec_label(spec));
@@ -100,10 +107,10 @@ class Check final : public Rule {
     std::string list;
     for (std::size_t i = 0; i < labels.size(); ++i) list += (i ? ", " : "") + labels[i];
     f.message = fmt::format(
-        "`{}.{}` (line {}) declares {} but neither `{}` nor any class it holds builds a cache, calls a "
-        "model with `use_cache=True` or captures a CUDA graph: the declaration is stale or on the wrong "
-        "class; move it to the class that builds the cache or remove it",
-        decl.owner_class, rules::declaration_name(project), decl.loc.line, list, decl.owner_class);
+        "`{}` (line {}) declares {} but neither `{}` nor any class it holds {} or captures a CUDA graph: the "
+        "declaration is stale or on the wrong class; move it to the class that builds the cache or remove it",
+        spelling.method(decl.owner_class, rules::declaration_name(project)), decl.loc.line, list,
+        decl.owner_class, builds);
     return f;
   }
 };

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "rules/common/rule_support.hpp"
+#include "rules/common/spelling.hpp"
 
 namespace kvlint {
 namespace {
@@ -67,7 +68,9 @@ struct Talker : torch::nn::Module {
 
 ## How to fix
 Forward from the module that holds the object, through the attribute it is held in. Or
-make the holder declare the specs itself and delete the unreachable declaration.
+make the holder declare the specs itself and delete the unreachable declaration. In C++ the
+holding `torch::nn::Module`'s `model_local_kv_specs()` returns `pool_->model_local_kv_specs()`
+(or appends it to its own specs).
 )doc"};
 
 class Check final : public Rule {
@@ -144,6 +147,7 @@ class Check final : public Rule {
     const std::string method = rules::declaration_name(project);
     Finding f = kvlint::make_finding(kInfo, cover.how == facts::Cover::How::Own ? cover.declaration->loc : cls.cls->loc,
                              cls.cls->name);
+    const rules::Spelling spelling = rules::Spelling::of(cls);
     std::string declares =
         cover.how == facts::Cover::How::Own
             ? fmt::format("`{}` declares `{}` (line {})", cls.cls->name, method, cover.declaration->loc.line)
@@ -166,20 +170,21 @@ class Check final : public Rule {
           what = "declares nothing";
         else
           what = fmt::format("its `{}` does not forward to it", method);
-        reach += fmt::format("{}`{}` holds it as `self.{}` (line {}) but {}", i ? "; " : "",
-                             h.holder.cls->name, h.hop->attribute, h.hop->loc.line, what);
+        reach += fmt::format("{}`{}` holds it as `{}` (line {}) but {}", i ? "; " : "", h.holder.cls->name,
+                             spelling.member(h.hop->attribute), h.hop->loc.line, what);
         f.related.push_back(
             rules::related(h.hop->loc, fmt::format("`{}` holds it here", h.holder.cls->name)));
         if (!holder_covers.empty() && !forwards(project, h))
           f.related.push_back(
               rules::related(holder_covers.front().declaration->loc,
-                             fmt::format("add `self.{}.{}()` here", h.hop->attribute, method)));
+                             fmt::format("add `{}` here", spelling.member_call(h.hop->attribute, method))));
       }
     }
     f.message = fmt::format(
-        "{} but is not an `nn.Module`, so `{}` (which walks `named_modules()`) never reaches it: {}; forward "
-        "from the module that holds it with `self.<attr>.{}()`",
-        declares, project.vocabulary().collector, reach, method);
+        "{} but is not {}, so `{}` (which walks `named_modules()`) never reaches it: {}; forward "
+        "from the module that holds it with `{}`",
+        declares, spelling.a_module(), project.vocabulary().collector, reach,
+        spelling.member_call("<attr>", method));
     return f;
   }
 };

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "rules/common/spec_support.hpp"
+#include "rules/common/spelling.hpp"
 
 namespace kvlint {
 namespace {
@@ -55,6 +56,8 @@ return {mlkv::spec_from_config(config_, {.name = "talker_kv", ...,
 ## How to fix
 Say why the count is fixed (one session, serialized forward, a captured bucket list) in
 `rows_reason`, and make `rows_fixed` at least 1. For `MAX_NUM_SEQS`, delete `rows_fixed`.
+In C++: `.rows_reason = "..."` and `.rows_fixed` at least 1; with `mlkv::RowDriver::MaxNumSeqs`,
+leave `.rows_fixed` out.
 )doc"};
 
 class Check final : public Rule {
@@ -64,29 +67,36 @@ class Check final : public Rule {
     for (const auto& ref : ss::all_specs(project)) {
       const auto& spec = *ref.spec;
       const std::string& owner = ref.declaration->owner_class;
+      const rules::Spelling spelling = rules::Spelling::of(*ref.file);
+      const std::string fixed_rows = spelling.enum_value("RowDriver", "FIXED");
+      const std::string per_sequence = spelling.enum_value("RowDriver", "MAX_NUM_SEQS");
       if (spec.rows == facts::RowsDriver::Fixed) {
-        check_reason(ref, owner, out);
+        check_reason(ref, owner, spelling, out);
         if (const auto* fixed = spec.field("rows_fixed")) {
           auto value = ss::int_value(project, *ref.file, owner, fixed->value);
           if (value && *value < 1)
             out.push_back(make(ss::field_loc(spec, "rows_fixed"), owner,
-                               fmt::format("`{}` declares {} with `RowDriver.FIXED` and `rows_fixed={}` "
+                               fmt::format("`{}` declares {} with `{}` and `{}` "
                                            "(line {}): a fixed count below 1 declares no memory for a "
                                            "cache that exists; give the real count",
-                                           owner, ss::spec_label(spec), fixed->value.text,
+                                           owner, ss::spec_label(spec), fixed_rows,
+                                           spelling.field("rows_fixed", fixed->value.text),
                                            ss::field_loc(spec, "rows_fixed").line),
                                spec));
         }
       } else if (spec.rows == facts::RowsDriver::MaxNumSeqs) {
         if (const auto* fixed = spec.field("rows_fixed"))
-          out.push_back(make(ss::field_loc(spec, "rows_fixed"), owner,
-                             fmt::format("`{}` declares {} with `RowDriver.MAX_NUM_SEQS` but also passes "
-                                         "`rows_fixed={}` (line {}): the engine supplies the row count "
-                                         "for MAX_NUM_SEQS, so the field is ignored; remove it or declare "
-                                         "FIXED with a reason",
-                                         owner, ss::spec_label(spec), fixed->value.text,
-                                         ss::field_loc(spec, "rows_fixed").line),
-                             spec));
+          out.push_back(make(
+              ss::field_loc(spec, "rows_fixed"), owner,
+              fmt::format("`{}` declares {} with `{}` but also passes "
+                          "`{}` (line {}): the engine supplies the row count "
+                          "for {}, so the field is ignored; remove it or declare "
+                          "{} with a reason",
+                          owner, ss::spec_label(spec), per_sequence,
+                          spelling.field("rows_fixed", fixed->value.text),
+                          spelling.is_cpp() ? per_sequence : "MAX_NUM_SEQS",
+                          spelling.is_cpp() ? fixed_rows : "FIXED", ss::field_loc(spec, "rows_fixed").line),
+              spec));
       }
     }
   }
@@ -100,23 +110,25 @@ class Check final : public Rule {
     return f;
   }
 
-  static void check_reason(const ss::SpecRef& ref, const std::string& owner, std::vector<Finding>& out) {
+  static void check_reason(const ss::SpecRef& ref, const std::string& owner, const rules::Spelling& spelling,
+                           std::vector<Finding>& out) {
     const auto& spec = *ref.spec;
     const auto* reason = spec.field("rows_reason");
     if (!reason && spec.may_set("rows_reason")) return;  // may come through `**kwargs`: unseen, not absent
     std::string problem;
     if (!reason || reason->value.literal == facts::LiteralKind::NoneValue)
-      problem = "gives no `rows_reason`";
+      problem = fmt::format("gives no `{}`", spelling.field("rows_reason"));
     else if (reason->value.literal == facts::LiteralKind::String &&
              ss::trim(reason->value.literal_value).empty())
-      problem = "gives an empty `rows_reason`";
+      problem = fmt::format("gives an empty `{}`", spelling.field("rows_reason"));
     if (problem.empty()) return;
     facts::Location loc = ss::field_loc(spec, "rows");
     out.push_back(make(loc, owner,
-                       fmt::format("`{}` declares {} with `RowDriver.FIXED` (line {}) but {}: a fixed row "
+                       fmt::format("`{}` declares {} with `{}` (line {}) but {}: a fixed row "
                                    "count is a claim a reviewer must be able to check; say why the count "
                                    "is fixed (one session, serialized forward, captured buckets)",
-                                   owner, ss::spec_label(spec), loc.line, problem),
+                                   owner, ss::spec_label(spec), spelling.enum_value("RowDriver", "FIXED"),
+                                   loc.line, problem),
                        spec));
   }
 };

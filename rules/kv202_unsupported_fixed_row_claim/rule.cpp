@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "rules/common/spec_support.hpp"
+#include "rules/common/spelling.hpp"
 
 namespace kvlint {
 namespace {
@@ -77,6 +78,7 @@ if (!k_cache_.count(request_id)) k_cache_[request_id] = torch::zeros({...});  //
 Declare `rows=RowDriver.MAX_NUM_SEQS` for a cache held per in-flight request. If the cache really
 is bounded by something the model controls (one per session, a serialized forward), say so in
 `rows_reason` so a reviewer can check it, and make the code show it (assert batch size 1).
+In C++: `.rows = mlkv::RowDriver::MaxNumSeqs`, or a `.rows_reason` that says what bounds it.
 
 ## Runtime verdict
 `kvlint confirm` boots the model and drives it at concurrency c > 1. Confirmed when the rows
@@ -120,6 +122,7 @@ class Check final : public Rule {
       const auto& spec = *match.spec.spec;
       if (spec.rows != facts::RowsDriver::Fixed) continue;
       const CacheSite& site = *match.site;
+      const rules::Spelling spelling = rules::Spelling::of(*match.site_file);
       std::vector<Evidence> evidence;
       std::string per = "per request";
 
@@ -134,13 +137,13 @@ class Check final : public Rule {
             per = "per session";
             evidence.push_back({site.loc,
                                 fmt::format("keeps one cache per `{}` in `{}` (line {})", key.text,
-                                            site.retained_as, site.loc.line),
+                                            spelling.code(site.retained_as), site.loc.line),
                                 "cache kept per session here"});
           }
         } else if (ss::mentions_request(key)) {
           evidence.push_back({site.loc,
                               fmt::format("keeps one cache per `{}` in `{}` (line {})", key.text,
-                                          site.retained_as, site.loc.line),
+                                          spelling.code(site.retained_as), site.loc.line),
                               "cache kept per request here"});
         }
       }
@@ -166,29 +169,35 @@ class Check final : public Rule {
               e->owner_class == site.owner_class && ss::iterates_requests(e->expression) &&
               std::none_of(evidence.begin(), evidence.end(),
                            [&](const Evidence& x) { return x.loc == e->loc; }))
-            evidence.push_back({e->loc,
-                                fmt::format("builds its cache in `{}`, which iterates `{}` (line {})",
-                                            site.method, e->expression.text, e->loc.line),
-                                "the method iterates its requests here"});
+            evidence.push_back(
+                {e->loc,
+                 fmt::format("builds its cache in {}, which iterates `{}` (line {})",
+                             spelling.method_phrase(site.method), e->expression.text, e->loc.line),
+                 "the method iterates its requests here"});
       }
       if (evidence.empty()) continue;
 
       facts::Location loc = ss::field_loc(spec, "rows");
       const auto* fixed = spec.field("rows_fixed");
-      std::string claim = fixed                        ? fmt::format("`rows_fixed={}`", fixed->value.text)
-                          : spec.may_set("rows_fixed") ? fmt::format("the `rows_fixed` passed through `{}`",
-                                                                     spec.unpacked.front().text)
-                                                       : "the default `rows_fixed=1`";
+      std::string claim =
+          fixed ? fmt::format("`{}`", spelling.field("rows_fixed", fixed->value.text))
+          : spec.may_set("rows_fixed")
+              ? fmt::format("the `rows_fixed` passed through `{}`", spec.unpacked.front().text)
+              : fmt::format("the default `{}`", spelling.field("rows_fixed", "1"));
       std::string declarer = match.spec.declaration->owner_class;
       std::string where = ss::declared_in_suffix(declarer, site.owner_class);
       Finding f = kvlint::make_finding(kInfo, loc, site.owner_class);
       f.message = fmt::format(
-          "`{}` {} but {}{} declares `RowDriver.FIXED` with {} (line {}): the cache is {}, so a fixed "
-          "count under-reports it by the concurrency; declare `RowDriver.MAX_NUM_SEQS`{}",
-          site.owner_class, evidence.front().quote, ss::spec_label(spec), where, claim, loc.line, per,
-          per == "per session" ? ", or say in `rows_reason` that one row is one session" : "");
+          "`{}` {} but {}{} declares `{}` with {} (line {}): the cache is {}, so a fixed "
+          "count under-reports it by the concurrency; declare `{}`{}",
+          site.owner_class, evidence.front().quote, ss::spec_label(spec), where,
+          spelling.enum_value("RowDriver", "FIXED"), claim, loc.line, per,
+          spelling.enum_value("RowDriver", "MAX_NUM_SEQS"),
+          per == "per session"
+              ? fmt::format(", or say in `{}` that one row is one session", spelling.field("rows_reason"))
+              : std::string());
       if (evidence.front().loc != site.loc)
-        f.related.push_back({site.loc, fmt::format("`{}` built here", site.written)});
+        f.related.push_back({site.loc, fmt::format("`{}` built here", spelling.code(site.written))});
       for (const auto& e : evidence) f.related.push_back({e.loc, e.related});
       out.push_back(std::move(f));
     }

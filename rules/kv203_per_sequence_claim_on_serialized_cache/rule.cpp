@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "rules/common/spec_support.hpp"
+#include "rules/common/spelling.hpp"
 
 namespace kvlint {
 namespace {
@@ -62,7 +63,8 @@ kv_cache_[session_id] = torch::zeros({...});   // one per session
 ## How to fix
 Declare `rows=RowDriver.FIXED` with `rows_fixed=1` and a `rows_reason` saying why (serialized
 forward, one session). Where the real count is invisible to the model (the session cap), declare
-the honest unit and say so in `allocation_note`.
+the honest unit and say so in `allocation_note`. In C++: `.rows = mlkv::RowDriver::Fixed,
+.rows_fixed = 1, .rows_reason = "..."`.
 
 ## Runtime verdict
 `kvlint confirm` drives the owner at concurrency c > 1. Confirmed when the observed rows of the
@@ -79,14 +81,15 @@ class Check final : public Rule {
       if (spec.rows != facts::RowsDriver::MaxNumSeqs) continue;
       const CacheSite& site = *match.site;
       if (per_request(project, match)) continue;
+      const rules::Spelling spelling = rules::Spelling::of(*match.site_file);
 
       std::string evidence_text;
       facts::Location evidence_loc;
       std::string evidence_note;
       if (site.retention == facts::Retention::SelfContainer && site.container_key &&
           ss::mentions_session(key_text(*site.container_key))) {
-        evidence_text = fmt::format("keeps one cache per session (`{}[{}]`, line {})", site.retained_as,
-                                    site.container_key->text, site.loc.line);
+        evidence_text = fmt::format("keeps one cache per session (`{}[{}]`, line {})",
+                                    spelling.code(site.retained_as), site.container_key->text, site.loc.line);
         evidence_loc = site.loc;
         evidence_note = "cache kept per session here";
       } else {
@@ -96,10 +99,10 @@ class Check final : public Rule {
                               ? std::string("serves")
                               : fmt::format("is driven by `{}`, which serves", serial->owner_class);
         evidence_text =
-            fmt::format("{} one request at a time (`{}` {} in `{}`, line {})", who, serial->expression.text,
+            fmt::format("{} one request at a time (`{}` {} in {}, line {})", who, serial->expression.text,
                         serial->kind == BatchEvidence::Kind::TakesFirstElement ? "takes the first element"
                                                                                : "asserts batch 1",
-                        serial->method, serial->loc.line);
+                        spelling.method_phrase(serial->method), serial->loc.line);
         evidence_loc = serial->loc;
         evidence_note = "one request at a time here";
       }
@@ -109,14 +112,15 @@ class Check final : public Rule {
       std::string where = ss::declared_in_suffix(declarer, site.owner_class);
       Finding f = kvlint::make_finding(kInfo, loc, site.owner_class);
       f.message = fmt::format(
-          "`{}` {} but {}{} declares `RowDriver.MAX_NUM_SEQS` (line {}) for its `{}` (line {}): it "
-          "over-reports by `max_num_seqs`; declare `RowDriver.FIXED` with `rows_fixed=1` and a "
-          "`rows_reason`",
-          site.owner_class, evidence_text, ss::spec_label(spec), where, loc.line, site.written,
-          site.loc.line);
+          "`{}` {} but {}{} declares `{}` (line {}) for its `{}` (line {}): it "
+          "over-reports by `max_num_seqs`; declare `{}` with `{}` and a `{}`",
+          site.owner_class, evidence_text, ss::spec_label(spec), where,
+          spelling.enum_value("RowDriver", "MAX_NUM_SEQS"), loc.line, spelling.code(site.written),
+          site.loc.line, spelling.enum_value("RowDriver", "FIXED"), spelling.field("rows_fixed", "1"),
+          spelling.field("rows_reason"));
       f.related.push_back({evidence_loc, evidence_note});
       if (evidence_loc != site.loc)
-        f.related.push_back({site.loc, fmt::format("`{}` built here", site.written)});
+        f.related.push_back({site.loc, fmt::format("`{}` built here", spelling.code(site.written))});
       out.push_back(std::move(f));
     }
   }

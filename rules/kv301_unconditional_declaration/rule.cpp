@@ -10,6 +10,7 @@
 
 #include "rules/common/rule_support.hpp"
 #include "rules/common/spec_support.hpp"
+#include "rules/common/spelling.hpp"
 
 namespace kvlint {
 namespace {
@@ -67,7 +68,8 @@ std::vector<mlkv::Spec> model_local_kv_specs() const { return {mlkv::spec_from_c
 ## How to fix
 Test the same owner state in the declaration and return `[]` (or omit the spec) when the
 path that allocates is off. If the state can change after construction, declare the
-honest unit and explain it in `allocation_note`, with a suppression that says why.
+honest unit and explain it in `allocation_note`, with a suppression that says why. In C++,
+`if (!streaming_) return {};` at the top of `model_local_kv_specs()`.
 
 ## Runtime verdict
 `kvlint confirm` drives each path of the owner's entry. Confirmed when a path allocates
@@ -117,16 +119,19 @@ class Check final : public Rule {
         return;
       }
       Finding f = kvlint::make_finding(kInfo, at, site.owner_class);
+      const rules::Spelling spelling = rules::Spelling::of(*site.file);
       std::string declared = decl->specs.size() == 1
                                  ? fmt::format("{} (line {})", spec_support::spec_label(decl->specs.front()),
                                                decl->specs.front().loc.line)
                                  : fmt::format("{} specs (line {})", decl->specs.size(), decl->loc.line);
       f.message = fmt::format(
-          "`{}` builds {} (line {}) only under {} (line {}), owner state it can see, but `{}.{}` declares {} "
+          "`{}` builds {} (line {}) only under {} (line {}), owner state it can see, but `{}` declares {} "
           "unconditionally: deployments that never take that path report memory they never allocate; "
-          "return `[]` (or omit the spec) under the same condition",
+          "return `{}` (or omit the spec) under the same condition",
           site.owner_class, site.what, site.loc.line, rules::describe_guard(*site.guard),
-          site.guard->condition.loc.line, decl->owner_class, rules::declaration_name(project), declared);
+          site.guard->condition.loc.line,
+          spelling.method(decl->owner_class, rules::declaration_name(project)), declared,
+          spelling.empty_specs());
       f.related.push_back(site_note);
       f.related.push_back(guard_note);
       by_place.emplace(key, out.size());

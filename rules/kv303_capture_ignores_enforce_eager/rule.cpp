@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "rules/common/rule_support.hpp"
+#include "rules/common/spelling.hpp"
 
 namespace kvlint {
 namespace {
@@ -151,9 +152,11 @@ class Judge {
       if (eager_guards(at, c.guards, 0)) continue;
       Verdict above;
       if (b.by && holder_gated(b.by, c.method, level, above)) continue;
-      const std::string holder = place(c.owner_class, c.method);
-      const std::string what = c.factory.empty() ? fmt::format("builds `{}`", cls.cls->name)
-                                                 : fmt::format("calls `{}.{}`", cls.cls->name, c.factory);
+      const rules::Spelling spelling = rules::Spelling::of(*b.file);
+      const std::string holder = place(c.owner_class, c.method, spelling);
+      const std::string what = c.factory.empty()
+                                   ? fmt::format("builds `{}`", cls.cls->name)
+                                   : fmt::format("calls `{}`", spelling.method(cls.cls->name, c.factory));
       add_gates(v.gates, c.guards, fmt::format(" where `{}` {} (line {})", holder, what, c.loc.line));
       v.gates.insert(v.gates.end(), above.gates.begin(), above.gates.end());
       if (v.trigger.empty()) v.trigger = fmt::format("`{}` {} (line {})", holder, what, c.loc.line);
@@ -171,10 +174,11 @@ class Judge {
         if (eager_guards(inv.caller, inv.call->guards, 0)) continue;
         Verdict above;
         if (inv.caller.cls && holder_gated(inv.caller.cls, inv.caller.method->name, level, above)) continue;
-        const std::string caller =
-            place(inv.caller.cls ? inv.caller.cls.cls->name : std::string(), inv.caller.method->name);
-        const std::string what =
-            fmt::format("`{}` calls `{}` (line {})", caller, inv.call->callee, inv.call->loc.line);
+        const rules::Spelling spelling(inv.caller.file ? inv.caller.file->language : facts::Language::Python);
+        const std::string caller = place(inv.caller.cls ? inv.caller.cls.cls->name : std::string(),
+                                         inv.caller.method->name, spelling);
+        const std::string what = fmt::format("`{}` calls `{}` (line {})", caller,
+                                             spelling.code(inv.call->callee), inv.call->loc.line);
         add_gates(v.gates, inv.call->guards, " where " + what);
         v.gates.insert(v.gates.end(), above.gates.begin(), above.gates.end());
         if (v.trigger.empty()) v.trigger = what;
@@ -274,8 +278,9 @@ class Judge {
       if (rules::is_branching_guard(g)) out.push_back({&g, where});
   }
 
-  static std::string place(const std::string& owner, const std::string& method) {
-    return owner.empty() ? method : owner + "." + method;
+  static std::string place(const std::string& owner, const std::string& method,
+                           const rules::Spelling& spelling) {
+    return owner.empty() ? method : spelling.method(owner, method);
   }
 
   const facts::Project& project_;
@@ -292,13 +297,14 @@ class Check final : public Rule {
         if (project.kv_reached_by(file, capture).empty()) continue;
         Verdict v = judge.capture(file, capture);
         if (v.state != State::NotGated) continue;
-        out.push_back(make_finding(capture, v));
+        out.push_back(make_finding(rules::Spelling::of(file), capture, v));
       }
     }
   }
 
  private:
-  static Finding make_finding(const facts::CaptureSite& capture, const Verdict& v) {
+  static Finding make_finding(const rules::Spelling& spelling, const facts::CaptureSite& capture,
+                              const Verdict& v) {
     Finding f = kvlint::make_finding(kInfo, capture.loc, capture.owner_class);
     std::string gated;
     if (v.gates.empty()) {
@@ -316,18 +322,18 @@ class Check final : public Rule {
       }
     }
     const std::string who =
-        capture.owner_class.empty() ? std::string("Module-level code") : quoted_class(capture);
+        capture.owner_class.empty() ? std::string("Module-level code") : quoted_class(capture, spelling);
     f.message = fmt::format(
         "{} captures a CUDA graph with `{}` (line {}) over code that writes attention KV, and the capture "
         "{}, "
         "never on `enforce_eager`: under `enforce_eager: true` the captured pool stays resident; skip the "
         "capture when `enforce_eager` is set",
-        who, capture.written, capture.loc.line, gated);
+        who, spelling.code(capture.written), capture.loc.line, gated);
     return f;
   }
-  static std::string quoted_class(const facts::CaptureSite& capture) {
+  static std::string quoted_class(const facts::CaptureSite& capture, const rules::Spelling& spelling) {
     return capture.method.empty() ? rules::quoted(capture.owner_class)
-                                  : fmt::format("`{}.{}`", capture.owner_class, capture.method);
+                                  : rules::quoted(spelling.method(capture.owner_class, capture.method));
   }
 };
 

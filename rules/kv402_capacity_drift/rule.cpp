@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "rules/common/rule_support.hpp"
 #include "rules/common/spec_support.hpp"
+#include "rules/common/spelling.hpp"
 
 namespace kvlint {
 namespace {
@@ -94,9 +96,8 @@ class Check final : public Rule {
 
       facts::Location loc = ss::field_loc(spec, "physical_capacity_positions");
       // `kw=value` with the constant's value when it was resolved through a name.
-      auto shown = [](std::string_view keyword, const facts::Expression& e,
-                      const std::optional<long long>& v) {
-        std::string text = fmt::format("`{}={}`", keyword, e.text);
+      const rules::Spelling spelling = rules::Spelling::of(*match.site_file);
+      auto shown = [](std::string text, const facts::Expression& e, const std::optional<long long>& v) {
         if (v && ss::without_whitespace(e.text) != std::to_string(*v)) text += fmt::format(" (= {})", *v);
         return text;
       };
@@ -105,10 +106,16 @@ class Check final : public Rule {
       f.message = fmt::format(
           "`{}` builds `{}` with {} (line {}) but {}{} declares {} (line {}): the declared capacity has "
           "drifted from the allocation's bound; read both from one constant",
-          site.owner_class, site.written, shown(bound->keyword, bound->value, site_value), site.loc.line,
-          ss::spec_label(spec), where, shown("physical_capacity_positions", *capacity, spec_value), loc.line);
+          site.owner_class, spelling.code(site.written),
+          shown(spelling.argument(bound->keyword, bound->value.text), bound->value, site_value),
+          site.loc.line, ss::spec_label(spec), where,
+          shown(rules::quoted(spelling.field("physical_capacity_positions", capacity->text)), *capacity,
+                spec_value),
+          loc.line);
+      const std::string bound_text = spelling.is_cpp() ? spelling.argument(bound->keyword, bound->value.text)
+                                                       : bound->keyword + "=" + bound->value.text;
       f.related.push_back({bound->value.loc.line ? bound->value.loc : site.loc,
-                           fmt::format("the allocation's bound: {}={}", bound->keyword, bound->value.text)});
+                           fmt::format("the allocation's bound: {}", bound_text)});
       f.related.push_back({spec.loc, "the spec"});
       out.push_back(std::move(f));
     }

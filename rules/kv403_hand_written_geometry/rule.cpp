@@ -7,6 +7,7 @@
 #include <set>
 
 #include "rules/common/spec_support.hpp"
+#include "rules/common/spelling.hpp"
 
 namespace kvlint {
 namespace {
@@ -55,7 +56,8 @@ mlkv::spec_from_config(config_, {.name = "talker_kv", .layers = 28, ...})  // KV
 ## How to fix
 Drop the literal fields and let `spec_from_hf_config()` derive them from the same config object
 the cache is built from ("it raises rather than guessing when an attribute is missing"), or read
-them from that config explicitly.
+them from that config explicitly. In C++, `mlkv::spec_from_config(config_, {...})` derives them
+the same way: drop `.layers`, `.kv_heads` and `.head_dim`.
 )doc"};
 
 bool literal_dtype(const facts::Expression& e) {
@@ -103,14 +105,17 @@ class Check final : public Rule {
           literals.push_back(&field);
       }
       if (literals.empty()) continue;
+      const rules::Spelling spelling = rules::Spelling::of(*ref.file);
 
       std::string source = site ? fmt::format("the cache is built from `{}` (line {})",
                                               ss::site_config(*site)->value.text, site->loc.line)
-                                : fmt::format("`spec_from_hf_config({})` can derive them", spec.config->text);
+                                : fmt::format("`{}({})` can derive them",
+                                              spelling.spec_constructor(spec.constructor), spec.config->text);
 
       std::string fields;
       for (const auto* a : literals)
-        fields += fmt::format("{}`{}={}`", fields.empty() ? "" : ", ", a->keyword, a->value.text);
+        fields +=
+            fmt::format("{}`{}`", fields.empty() ? "" : ", ", spelling.field(a->keyword, a->value.text));
       const std::string& owner = ref.declaration->owner_class;
       facts::Location loc = literals.front()->value.loc.line ? literals.front()->value.loc : spec.loc;
       Finding f = kvlint::make_finding(kInfo, loc, owner);
@@ -119,7 +124,8 @@ class Check final : public Rule {
           "checkpoint changes; derive it from the config",
           owner, ss::spec_label(spec), fields, loc.line, source);
       for (const auto* a : literals)
-        if (a->value.loc.line) f.related.push_back({a->value.loc, fmt::format("literal `{}`", a->keyword)});
+        if (a->value.loc.line)
+          f.related.push_back({a->value.loc, fmt::format("literal `{}`", spelling.field(a->keyword))});
       if (site) f.related.push_back({site->loc, "cache built from a config here"});
       out.push_back(std::move(f));
     }

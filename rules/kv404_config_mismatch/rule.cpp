@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "rules/common/spec_support.hpp"
+#include "rules/common/spelling.hpp"
 
 namespace kvlint {
 namespace {
@@ -83,12 +84,14 @@ class Check final : public Rule {
       const std::string& declarer = match.spec.declaration->owner_class;
       std::string where = ss::declared_in_suffix(declarer, site.owner_class);
       Finding f = kvlint::make_finding(kInfo, loc, site.owner_class);
+      const rules::Spelling spelling = rules::Spelling::of(*match.spec.file);
       f.message = fmt::format(
-          "`{}` builds `{}` from `{}` (line {}) but {}{} is derived from `spec_from_hf_config({})` (line "
+          "`{}` builds `{}` from `{}` (line {}) but {}{} is derived from `{}({})` (line "
           "{}): "
           "the declared geometry comes from a different config; pass `{}`",
-          site.owner_class, site.written, built_from->value.text, site.loc.line, ss::spec_label(spec), where,
-          spec.config->text, loc.line, built_from->value.text);
+          site.owner_class, spelling.code(site.written), built_from->value.text, site.loc.line,
+          ss::spec_label(spec), where, spelling.spec_constructor(spec.constructor), spec.config->text,
+          loc.line, built_from->value.text);
       f.related.push_back({built_from->value.loc.line ? built_from->value.loc : site.loc,
                            fmt::format("cache built from `{}` here", built_from->value.text)});
       out.push_back(std::move(f));

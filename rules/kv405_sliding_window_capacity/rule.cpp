@@ -7,6 +7,7 @@
 #include <set>
 
 #include "rules/common/spec_support.hpp"
+#include "rules/common/spelling.hpp"
 
 namespace kvlint {
 namespace {
@@ -69,21 +70,24 @@ class Check final : public Rule {
       if (accepted(project, ref, *capacity, sliding_sites)) continue;
 
       facts::Location loc = ss::field_loc(spec, "physical_capacity_positions");
+      const rules::Spelling spelling = rules::Spelling::of(*ref.file);
       std::string evidence;
       if (!sliding_sites.empty()) {
         const auto& site = *sliding_sites.front()->site;
         const facts::Argument* w = ss::window_argument(site);
-        evidence = w ? fmt::format("`{}` is built with `{}={}` (line {})", site.written, w->keyword,
-                                   w->value.text, site.loc.line)
-                     : fmt::format("`{}` is a sliding-window cache (line {})", site.written, site.loc.line);
+        evidence = w ? fmt::format("`{}` is built with {} (line {})", spelling.code(site.written),
+                                   spelling.argument(w->keyword, w->value.text), site.loc.line)
+                     : fmt::format("`{}` is a sliding-window cache (line {})", spelling.code(site.written),
+                                   site.loc.line);
       } else {
         evidence = "the spec describes a sliding-window cache";
       }
       Finding f = kvlint::make_finding(kInfo, loc, sliding_sites.empty() ? owner : sliding_sites.front()->site->owner_class);
       f.message = fmt::format(
-          "`{}` declares `physical_capacity_positions={}` for {} (line {}) but {}: a sliding-window "
+          "`{}` declares `{}` for {} (line {}) but {}: a sliding-window "
           "cache holds `sliding_window - 1` positions; declare that",
-          owner, capacity->text, ss::spec_label(spec), loc.line, evidence);
+          owner, spelling.field("physical_capacity_positions", capacity->text), ss::spec_label(spec),
+          loc.line, evidence);
       f.related.push_back({spec.loc, "the spec"});
       for (const auto* m : sliding_sites)
         f.related.push_back({m->site->loc, "sliding-window cache built here"});

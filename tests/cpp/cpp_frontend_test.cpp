@@ -197,6 +197,29 @@ TEST(CppFrontEnd, AMixedTreeIsOneRunAndOneReport) {
   EXPECT_EQ(codes_in(r, "decoder.cpp"), std::vector<std::string>{"KV101"});
 }
 
+// Each front end says which language its facts are in, and the findings of one mixed run are
+// worded in each file's language.
+TEST(CppFrontEnd, FactsSayTheLanguageAndFindingsSpeakIt) {
+  TempDir dir;
+  dir.write("model.py",
+            "from transformers import DynamicCache\nimport torch.nn as nn\n"
+            "class M(nn.Module):\n    def __init__(self):\n        self.cache = DynamicCache()\n");
+  dir.write("decoder.cpp",
+            "#include <torch/torch.h>\nstruct D : torch::nn::Module {\n"
+            "  D() { v_cache_ = torch::empty({2, 8}); }\n  torch::Tensor v_cache_;\n};\n");
+  EXPECT_EQ(report(kvlint(dir.path(), {"facts", "model.py"})).value("language", ""), "python");
+  EXPECT_EQ(report(kvlint(dir.path(), {"facts", "decoder.cpp"})).value("language", ""), "cpp");
+  json r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "."}));
+  std::string python_message, cpp_message;
+  for (const auto& f : r.value("findings", json::array()))
+    (f.value("path", "").ends_with(".py") ? python_message : cpp_message) = f.value("message", "");
+  EXPECT_NE(python_message.find("in `__init__` (line 5) and keeps one as `self.cache`"), std::string::npos)
+      << python_message;
+  EXPECT_NE(cpp_message.find("in the constructor (line 3) and keeps one as `v_cache_`"), std::string::npos)
+      << cpp_message;
+  EXPECT_NE(cpp_message.find("declare it in `D::model_local_kv_specs()`"), std::string::npos) << cpp_message;
+}
+
 TEST(CppFrontEnd, TheCacheIsKeyedOnTheCompileCommand) {
   TempDir dir;
   dir.write("third_party/torch/torch.h", kTensorHeader);

@@ -10,11 +10,16 @@
 // `# kvlint-fixture: select=KV101,KV102`. A kvlint.toml inside a fixture
 // directory is honoured. C++ fixtures write the same comments with `//`
 // (`// expect: KV101`); they run in degraded mode (no LibTorch headers here).
+// A code may be followed by `{{text}}` blocks, each a piece of the finding's message
+// that must appear in it (`// expect: KV202 {{declares `RowDriver::Fixed`}}`): the C++
+// fixtures pin the C++ spelling of their findings that way.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <ostream>
 #include <regex>
 #include <set>
@@ -42,6 +47,8 @@ void PrintTo(const Fixture& fx, std::ostream* os) { *os << fx.path.generic_strin
 
 // (path relative to the fixture, line, code)
 using Expectation = std::tuple<std::string, uint32_t, std::string>;
+// Pieces of text each expected finding's message must contain.
+using MessageExpectations = std::map<Expectation, std::vector<std::string>>;
 
 std::vector<Fixture> discover() {
   std::vector<Fixture> out;
@@ -80,8 +87,34 @@ std::string relative_to(const fs::path& file, const Fixture& fx) {
   return fs::relative(fs::weakly_canonical(file), fs::weakly_canonical(base)).generic_string();
 }
 
-std::set<Expectation> read_expectations(const Fixture& fx, std::vector<std::string>& select) {
-  static const std::regex expect_re(R"((?:#|//)\s*expect:\s*([A-Z0-9, ]+))");
+// "KV101 {{a}} {{b}}, KV104" -> {KV101: [a, b], KV104: []}, in order.
+std::vector<std::pair<std::string, std::vector<std::string>>> parse_expect(std::string_view rest) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  std::size_t i = 0;
+  auto skip = [&](std::string_view chars) {
+    while (i < rest.size() && chars.find(rest[i]) != std::string_view::npos) ++i;
+  };
+  while (true) {
+    skip(" ,");
+    std::size_t start = i;
+    while (i < rest.size() && (std::isupper(static_cast<unsigned char>(rest[i])) ||
+                               std::isdigit(static_cast<unsigned char>(rest[i]))))
+      ++i;
+    if (i == start) break;
+    out.emplace_back(std::string(rest.substr(start, i - start)), std::vector<std::string>{});
+    for (skip(" "); rest.substr(i).starts_with("{{"); skip(" ")) {
+      const std::size_t end = rest.find("}}", i + 2);
+      if (end == std::string_view::npos) break;
+      out.back().second.emplace_back(rest.substr(i + 2, end - i - 2));
+      i = end + 2;
+    }
+  }
+  return out;
+}
+
+std::set<Expectation> read_expectations(const Fixture& fx, std::vector<std::string>& select,
+                                        MessageExpectations& messages) {
+  static const std::regex expect_re(R"((?:#|//)\s*expect:\s*(.*)$)");
   static const std::regex select_re(R"((?:#|//)\s*kvlint-fixture:\s*select=([A-Z0-9,]+))");
   std::set<Expectation> out;
   for (const auto& file : source_files(fx.path)) {
@@ -96,10 +129,11 @@ std::set<Expectation> read_expectations(const Fixture& fx, std::vector<std::stri
         for (std::string c; std::getline(codes, c, ',');) select.push_back(c);
       }
       if (!std::regex_search(line, m, expect_re)) continue;
-      std::stringstream codes(m[1].str());
-      for (std::string c; std::getline(codes, c, ',');) {
-        c.erase(std::remove(c.begin(), c.end(), ' '), c.end());
-        if (!c.empty()) out.emplace(relative_to(file, fx), number, c);
+      for (auto& [code, texts] : parse_expect(m[1].str())) {
+        Expectation e{relative_to(file, fx), number, code};
+        out.insert(e);
+        auto& pieces = messages[e];
+        pieces.insert(pieces.end(), texts.begin(), texts.end());
       }
     }
   }
@@ -115,7 +149,8 @@ TEST_P(RuleFixture, FindingsMatchInlineExpectations) {
     GTEST_SKIP() << "built without the C++ front end (-DKVLINT_CPP_FRONTEND=OFF)";
 #endif
   std::vector<std::string> select;
-  std::set<Expectation> expected = read_expectations(fx, select);
+  MessageExpectations messages;
+  std::set<Expectation> expected = read_expectations(fx, select, messages);
   if (select.empty()) select.push_back(fx.code);
 
   kvlint::CheckOptions options;
@@ -144,6 +179,16 @@ TEST_P(RuleFixture, FindingsMatchInlineExpectations) {
     EXPECT_TRUE(expected.empty()) << fx.path << ": a silent_ fixture must not expect findings";
   }
   EXPECT_EQ(actual, expected) << fx.path << "\nfindings:\n" << details;
+  for (const auto& [where, pieces] : messages)
+    for (const auto& piece : pieces) {
+      const bool found = std::any_of(result.findings.begin(), result.findings.end(), [&](const auto& f) {
+        return Expectation{relative_to(f.loc.file, fx), f.loc.line, f.code} == where &&
+               f.message.find(piece) != std::string::npos;
+      });
+      EXPECT_TRUE(found) << fx.path << ":" << std::get<1>(where) << ": no " << std::get<2>(where)
+                         << " message contains \"" << piece << "\"\nfindings:\n"
+                         << details;
+    }
 }
 
 std::string fixture_name(const ::testing::TestParamInfo<Fixture>& info) {
@@ -155,6 +200,65 @@ std::string fixture_name(const ::testing::TestParamInfo<Fixture>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Rules, RuleFixture, ::testing::ValuesIn(discover()), fixture_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RuleFixture);
+
+#ifdef KVLINT_TEST_HAS_CPP_FRONTEND
+// Python spellings a C++ reviewer must never read in a finding about C++ code: the facts'
+// `self.` and `__init__`, and the Python protocol's names where the header has its own.
+void expect_cpp_spelling(const kvlint::Finding& f, const std::string& origin) {
+  std::vector<std::pair<std::string, std::string>> texts{{"message", f.message}};
+  for (const auto& r : f.related) texts.emplace_back("related note", r.message);
+  if (f.fix) {
+    texts.emplace_back("fix", f.fix->description);
+    for (const auto& e : f.fix->edits) texts.emplace_back("fix edit", e.replacement);
+  }
+  for (const auto& [what, text] : texts)
+    for (const char* python : {"self.", "__init__", "RowDriver.", "ModelLocalKVScope", "spec_from_hf_config",
+                               "nn.Module`", "def "})
+      EXPECT_EQ(text.find(python), std::string::npos)
+          << origin << ": " << f.loc.file << ":" << f.loc.line << " " << f.code << " " << what << " has `"
+          << python << "`: " << text;
+}
+
+bool is_cpp_file(const fs::path& path) {
+  return is_source(path) && path.extension() != ".py";
+}
+
+// Every C++ fixture with every rule selected, so findings of other rules on it are read too.
+TEST(CppFindings, CppFixturesSpeakCpp) {
+  std::size_t findings = 0;
+  for (const auto& fx : discover()) {
+    if (!is_cpp_file(fx.path)) continue;
+    kvlint::CheckOptions options;
+    options.paths = {fx.path};
+    options.config = kvlint::discover_config(fx.path);
+    options.config.select = {"KV"};
+    options.config.ignore.clear();
+    options.use_cache = false;
+    options.load_project_context = false;
+    for (const auto& f : kvlint::run_check(options).findings) {
+      ++findings;
+      expect_cpp_spelling(f, fx.path.generic_string());
+    }
+  }
+  EXPECT_GE(findings, 20u) << "the C++ fixtures should give findings to read";
+}
+
+// The example tree's C++ models, checked together with its Python ones as the README does.
+TEST(CppFindings, ExampleCppModelsSpeakCpp) {
+  const fs::path examples = fs::path(KVLINT_SOURCE_DIR) / "examples" / "models";
+  kvlint::CheckOptions options;
+  options.paths = {examples};
+  options.config = kvlint::discover_config(examples);
+  options.use_cache = false;
+  std::size_t cpp_findings = 0;
+  for (const auto& f : kvlint::run_check(options).findings) {
+    if (!is_cpp_file(f.loc.file)) continue;
+    ++cpp_findings;
+    expect_cpp_spelling(f, "examples/models");
+  }
+  EXPECT_EQ(cpp_findings, 4u) << "the example's planted C++ problems (KV103, KV303, two KV202)";
+}
+#endif
 
 // Every rule has fixtures that fire and fixtures that stay silent, and a doc
 // with the sections `kvlint explain` promises.
