@@ -767,6 +767,7 @@ CheckResult run_check(const CheckOptions& options) {
   DiscoveryResult found = discover_files(options.paths, options.config, discovery);
   result.diagnostics = std::move(found.diagnostics);
   result.stats.files_failed += found.missing;
+  for (auto& note : found.notes) result.notes.push_back(std::move(note));
   if (!found.links_leaving_tree.empty())
     result.details.push_back(fmt::format(
         "not following {} symbolic link{} that leave{} the checked tree: {}", found.links_leaving_tree.size(),
