@@ -224,7 +224,7 @@ class Walker {
   // them already: a configured project's whole tree; an unconfigured one's Python project,
   // when it is not too big to be one. Directories walked for reported files are not walked
   // again. C++ files are context only beside the named C++ files: parsing every C++ file of
-  // a repository with Clang to check one takes minutes, and Python never resolves against C++.
+  // a repository with Clang to check one takes minutes.
   void load_context() {
     const std::size_t count = projects_.size();
     for (std::size_t i = 0; i < count; ++i) {
