@@ -1,13 +1,12 @@
 #include "tools/kvlint/engine/discovery.hpp"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "tests/engine/temp_dir.hpp"
 #include "tools/kvlint/config/glob.hpp"
@@ -293,7 +292,8 @@ std::vector<std::pair<std::string, bool>> files_of(const DiscoveryResult& found,
   return files;
 }
 
-DiscoveryResult discover_with_context(const std::vector<fs::path>& paths, std::size_t max_unconfigured = 5000) {
+DiscoveryResult discover_with_context(const std::vector<fs::path>& paths,
+                                      std::size_t max_unconfigured = 5000) {
   DiscoveryOptions options;
   options.nearest_config = true;
   options.load_context = true;
@@ -314,7 +314,8 @@ TEST(Discovery, WithoutAConfigFileTheContextIsThePythonProjectOfTheNamedFilesNot
   const fs::path child = dir.write("pkg/src/models/child.py", "");
   const auto found = discover_with_context({child});
   ASSERT_EQ(found.projects.size(), 1u);
-  EXPECT_EQ(found.projects[0].config.root, dir.path());  // paths and fingerprints stay relative to the work tree
+  // Paths and fingerprints stay relative to the work tree.
+  EXPECT_EQ(found.projects[0].config.root, dir.path());
   EXPECT_EQ(files_of(found, dir.path()), (std::vector<std::pair<std::string, bool>>{
                                              {"pkg/src/base.py", false}, {"pkg/src/models/child.py", true}}));
   EXPECT_TRUE(found.notes.empty());

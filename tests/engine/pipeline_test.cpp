@@ -14,8 +14,8 @@ namespace kvlint {
 namespace {
 
 namespace fs = std::filesystem;
-using kvlint::testing::TempDir;
 using kvlint::testing::quote;
+using kvlint::testing::TempDir;
 
 CheckResult check(const TempDir& dir, bool use_cache = false, unsigned jobs = 1) {
   CheckOptions options;

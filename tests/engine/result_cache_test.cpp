@@ -92,9 +92,9 @@ std::set<std::string> cached_paths(const fs::path& cache_file) {
 ResultCacheContents one_entry_contents(json data) {
   ResultCacheContents contents;
   contents.tool_version = "v1";
-  contents.entries.emplace("0123",
-                           ResultCacheContents::Entry{"/src/m.py", std::make_shared<const std::vector<std::uint8_t>>(
-                                                                                  json::to_cbor(data))});
+  contents.entries.emplace(
+      "0123", ResultCacheContents::Entry{
+                  "/src/m.py", std::make_shared<const std::vector<std::uint8_t>>(json::to_cbor(data))});
   return contents;
 }
 

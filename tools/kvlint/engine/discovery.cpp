@@ -236,7 +236,8 @@ class Walker {
       const bool configured = project.config.source.has_value();
       const fs::path start = configured ? project.config.root : unconfigured_context_top(i);
       const std::size_t before = candidates_.size();
-      context_budget_ = configured ? std::numeric_limits<std::size_t>::max() : options_.max_unconfigured_context;
+      context_budget_ =
+          configured ? std::numeric_limits<std::size_t>::max() : options_.max_unconfigured_context;
       context_budget_exceeded_ = false;
       context_files_ = 0;
       walk(shown_name(start), start, i, kContextWalk);

@@ -345,7 +345,8 @@ class ProjectRun {
         Diagnostic d;
         d.path = f.file.display;
         d.kind = "read-error";
-        d.message = "changed while being checked (or no longer readable); its results may be incomplete: check again";
+        d.message =
+            "changed while being checked (or no longer readable); its results may be incomplete: check again";
         result_.diagnostics.push_back(std::move(d));
       }
   }
@@ -427,8 +428,7 @@ class ProjectRun {
       }
       CachedAnalysis analysis;
       try {
-        analysis.facts =
-            analyzers.local(worker).analyze(state.file.display, *content, state.module_name);
+        analysis.facts = analyzers.local(worker).analyze(state.file.display, *content, state.module_name);
       } catch (const std::exception& e) {
         // A front-end failure on one file must not take the run down.
         Diagnostic d;
@@ -907,8 +907,8 @@ CheckResult run_check(const CheckOptions& options) {
     }
   }
   // A run that saw a file change under it is not remembered as the result of the tree.
-  const bool saw_changes =
-      std::any_of(projects.begin(), projects.end(), [](const auto& project) { return project->saw_changes(); });
+  const bool saw_changes = std::any_of(projects.begin(), projects.end(),
+                                       [](const auto& project) { return project->saw_changes(); });
   if (use_memo && caches_saved && !saw_changes) {
     std::string error;
     if (!save_run_memo(cache_dir_of(*projects.front()), memo_key,

@@ -244,7 +244,8 @@ std::string cache_key(const CacheKeyInputs& in) {
 
 std::string seal_cache_payload(std::string_view payload) {
   const XXH128_hash_t digest = XXH3_128bits(payload.data(), payload.size());
-  std::string sealed = fmt::format("kvlint-cache {} {:016x}{:016x}\n", kCacheFormat, digest.high64, digest.low64);
+  std::string sealed =
+      fmt::format("kvlint-cache {} {:016x}{:016x}\n", kCacheFormat, digest.high64, digest.low64);
   sealed.reserve(sealed.size() + payload.size());  // one copy of the payload, not two
   sealed += payload;
   return sealed;
@@ -283,8 +284,12 @@ void append_cbor_head(std::string& out, unsigned major, std::uint64_t length) {
     return;
   }
   const int bytes = length <= 0xff ? 1 : length <= 0xffff ? 2 : length <= 0xffffffffu ? 4 : 8;
-  out += static_cast<char>(type | static_cast<char>(bytes == 1 ? 24 : bytes == 2 ? 25 : bytes == 4 ? 26 : 27));
-  for (int shift = (bytes - 1) * 8; shift >= 0; shift -= 8) out += static_cast<char>((length >> shift) & 0xff);
+  out += static_cast<char>(type | static_cast<char>(bytes == 1   ? 24
+                                                    : bytes == 2 ? 25
+                                                    : bytes == 4 ? 26
+                                                                 : 27));
+  for (int shift = (bytes - 1) * 8; shift >= 0; shift -= 8)
+    out += static_cast<char>((length >> shift) & 0xff);
 }
 
 void append_cbor_text(std::string& out, std::string_view text) {
@@ -351,8 +356,8 @@ std::optional<CachedAnalysis> ResultCache::lookup(const std::string& key) {
     entry = it->second.stored.data;
   }
   try {
-    const std::optional<json> decoded = decode_cbor_bounded(
-        std::string_view(reinterpret_cast<const char*>(entry->data()), entry->size()));
+    const std::optional<json> decoded =
+        decode_cbor_bounded(std::string_view(reinterpret_cast<const char*>(entry->data()), entry->size()));
     if (!decoded) throw std::runtime_error("undecodable cache entry");
     const json& data = *decoded;
     CachedAnalysis out;
