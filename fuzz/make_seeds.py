@@ -58,6 +58,8 @@ def cbor(value) -> bytes:
         return head(0, value) if value >= 0 else head(1, -1 - value)
     if isinstance(value, float):
         return b"\xfb" + struct.pack(">d", value)
+    if isinstance(value, bytes):
+        return head(2, len(value)) + value
     if isinstance(value, str):
         data = value.encode("utf-8", "surrogateescape")
         return head(3, len(data)) + data
@@ -134,7 +136,9 @@ def seeds_result_cache(out, kvlint):
         if not facts:
             continue
         key = hashlib.md5(str(f).encode()).hexdigest()
-        entry = {"path": str(f.relative_to(ROOT)), "data": {"facts": json.loads(facts), "diagnostics": []}}
+        # Each entry's data is itself CBOR, held as a byte string (cache format 5).
+        data = cbor({"facts": json.loads(facts), "diagnostics": []})
+        entry = {"path": str(f.relative_to(ROOT)), "data": data}
         entries[key] = entry
         write_seed(out, cbor({"format": CACHE_FORMAT, "tool_version": CACHE_TOOL_VERSION, "entries": {key: entry}}))
     if entries:  # one file holding several entries, as a real cache does

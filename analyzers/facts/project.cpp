@@ -126,6 +126,12 @@ Project::Project(std::vector<FileFacts> files, Vocabulary vocabulary)
 
 Project::~Project() = default;
 
+std::vector<FileFacts> Project::release_files() && {
+  classes_.clear();
+  index_ = std::make_unique<Index>();
+  return std::move(files_);
+}
+
 ClassRef Project::class_of(const FileFacts& file, std::string_view simple) const {
   if (simple.empty()) return {};
   for (const auto& cls : file.classes)

@@ -96,6 +96,9 @@ class Project {
 
   const std::vector<FileFacts>& files() const { return files_; }
   const Vocabulary& vocabulary() const { return vocabulary_; }
+  // Hands the facts back, in the order given, and leaves the project empty: a caller that
+  // builds a project only to ask it something keeps its facts without a copy.
+  std::vector<FileFacts> release_files() &&;
 
   // Every class defined in the project, in file order.
   const std::vector<ClassRef>& classes() const { return classes_; }

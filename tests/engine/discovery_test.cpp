@@ -1,5 +1,6 @@
 #include "tools/kvlint/engine/discovery.hpp"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -280,6 +281,75 @@ TEST(Discovery, ProjectContextLoadsTheConfigRootTreeUnreported) {
   EXPECT_EQ(files,
             (std::vector<std::pair<std::string, bool>>{{"pkg/base.py", false}, {"pkg/child.py", true}}));
   EXPECT_EQ(displays(found), std::vector<std::string>{child.generic_string()});
+}
+
+// Each file of `found`'s only project, relative to `root`, with whether it is reported.
+std::vector<std::pair<std::string, bool>> files_of(const DiscoveryResult& found, const fs::path& root) {
+  std::vector<std::pair<std::string, bool>> files;
+  for (const auto& project : found.projects)
+    for (const auto& f : project.files)
+      files.emplace_back(f.absolute.lexically_relative(root).generic_string(), f.reported);
+  return files;
+}
+
+DiscoveryResult discover_with_context(const std::vector<fs::path>& paths,
+                                      std::size_t max_unconfigured = 5000) {
+  DiscoveryOptions options;
+  options.nearest_config = true;
+  options.load_context = true;
+  options.max_unconfigured_context = max_unconfigured;
+  return discover_files(paths, Config{}, options);
+}
+
+bool git_init(const fs::path& dir) {
+  return std::system(("git init -q '" + dir.string() + "' 2>/dev/null").c_str()) == 0;
+}
+
+TEST(Discovery, WithoutAConfigFileTheContextIsThePythonProjectOfTheNamedFilesNotTheWholeCheckout) {
+  TempDir dir;
+  if (!git_init(dir.path())) GTEST_SKIP() << "git is not available";
+  for (int i = 0; i < 30; ++i) dir.write(fmt::format("unrelated/m{}.py", i), "");
+  dir.write("pkg/pyproject.toml", "[project]\nname = \"pkg\"\n");  // no [tool.kvlint]: not a config
+  dir.write("pkg/src/base.py", "");
+  const fs::path child = dir.write("pkg/src/models/child.py", "");
+  const auto found = discover_with_context({child});
+  ASSERT_EQ(found.projects.size(), 1u);
+  // Paths and fingerprints stay relative to the work tree.
+  EXPECT_EQ(found.projects[0].config.root, dir.path());
+  EXPECT_EQ(files_of(found, dir.path()), (std::vector<std::pair<std::string, bool>>{
+                                             {"pkg/src/base.py", false}, {"pkg/src/models/child.py", true}}));
+  EXPECT_TRUE(found.notes.empty());
+}
+
+TEST(Discovery, AnUnconfiguredContextTooBigToBeOneProjectIsLeftOutWithANote) {
+  TempDir dir;
+  if (!git_init(dir.path())) GTEST_SKIP() << "git is not available";
+  for (int i = 0; i < 12; ++i) dir.write(fmt::format("other/m{}.py", i), "");
+  const fs::path named = dir.write("a/named.py", "");
+  const auto small_enough = discover_with_context({named}, 12);
+  EXPECT_EQ(files_of(small_enough, dir.path()).size(), 13u);
+  EXPECT_TRUE(small_enough.notes.empty());
+  const auto too_big = discover_with_context({named}, 11);
+  EXPECT_EQ(files_of(too_big, dir.path()), (std::vector<std::pair<std::string, bool>>{{"a/named.py", true}}));
+  ASSERT_EQ(too_big.notes.size(), 1u);
+  EXPECT_THAT(too_big.notes[0], ::testing::HasSubstr("more than 11 source files"));
+  // A config file says the tree is one project: its whole tree is context, however big.
+  dir.write("kvlint.toml", "");
+  EXPECT_EQ(files_of(discover_with_context({named}, 11), dir.path()).size(), 13u);
+}
+
+TEST(Discovery, CppFilesAreContextOnlyBesideTheNamedCppFiles) {
+  TempDir dir;
+  dir.write("kvlint.toml", "");
+  const fs::path py = dir.write("a.py", "");
+  dir.write("b.py", "");
+  const fs::path cpp = dir.write("cc/x.cpp", "");
+  dir.write("cc/x.h", "");
+  dir.write("other/z.cpp", "");
+  using Files = std::vector<std::pair<std::string, bool>>;
+  EXPECT_EQ(files_of(discover_with_context({py}), dir.path()), (Files{{"a.py", true}, {"b.py", false}}));
+  EXPECT_EQ(files_of(discover_with_context({cpp}), dir.path()),
+            (Files{{"a.py", false}, {"b.py", false}, {"cc/x.cpp", true}, {"cc/x.h", false}}));
 }
 
 TEST(Discovery, WithoutAConfigFileTheProjectIsTheCommonParentOfTheNamedPaths) {

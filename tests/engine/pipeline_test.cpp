@@ -14,6 +14,7 @@ namespace kvlint {
 namespace {
 
 namespace fs = std::filesystem;
+using kvlint::testing::quote;
 using kvlint::testing::TempDir;
 
 CheckResult check(const TempDir& dir, bool use_cache = false, unsigned jobs = 1) {
@@ -93,6 +94,23 @@ TEST(Project, CheckingOneFileResolvesItWithinItsWholeProject) {
   EXPECT_EQ(one.stats.files_found, 1u);
   EXPECT_EQ(one.stats.files_context, 2u);
   EXPECT_EQ(one.suppressed, 0u);
+}
+
+TEST(Project, CheckingASubdirectoryOfAnUnconfiguredCheckoutReadsOnlyItsPythonProject) {
+  TempDir dir;
+  if (std::system(("git init -q " + quote(dir.path().string()) + " 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "git is not available";
+  for (int i = 0; i < 40; ++i) dir.write("vendor/lib" + std::to_string(i) + ".py", "import os\n");
+  dir.write("pkg/setup.py", "");
+  const std::string base = slurp(kInheritedDeclaration / "base.py");
+  dir.write("pkg/base.py", base);
+  const std::string child = slurp(kInheritedDeclaration / "codec.py");
+  dir.write("pkg/models/child.py", child);
+  const auto r = check_nearest({dir.path() / "pkg/models"});
+  EXPECT_EQ(r.stats.files_found, 1u);
+  EXPECT_EQ(r.stats.files_context, 2u);  // pkg/base.py and pkg/setup.py; nothing of vendor/ is read
+  EXPECT_EQ(r.stats.bytes_read, base.size() + child.size());
+  EXPECT_THAT(codes_in(r, "child.py"), ::testing::IsEmpty());  // still covered by the base's declaration
 }
 
 TEST(Project, EachFileGetsItsNearestConfigurationWhateverTheArgumentOrder) {

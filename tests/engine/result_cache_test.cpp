@@ -92,8 +92,9 @@ std::set<std::string> cached_paths(const fs::path& cache_file) {
 ResultCacheContents one_entry_contents(json data) {
   ResultCacheContents contents;
   contents.tool_version = "v1";
-  contents.entries.emplace("0123",
-                           ResultCacheContents::Entry{"/src/m.py", std::make_shared<const json>(data)});
+  contents.entries.emplace(
+      "0123", ResultCacheContents::Entry{
+                  "/src/m.py", std::make_shared<const std::vector<std::uint8_t>>(json::to_cbor(data))});
   return contents;
 }
 
@@ -108,7 +109,18 @@ TEST(ResultCacheDecoder, DeeplyNestedCborIsRejectedWithoutRecursing) {
   json deep = json::array({1});
   for (int i = 0; i < 100; ++i) deep = json::array({deep});
   EXPECT_TRUE(decode_result_cache(encode_result_cache(one_entry_contents({{"facts", shallow}}))));
-  EXPECT_FALSE(decode_result_cache(encode_result_cache(one_entry_contents({{"facts", deep}}))));
+  // Each entry's data stays bytes until a lookup decodes it, under the same bound: the file
+  // loads, the entry is refused (and dropped), and nothing recurses with the input's depth.
+  ResultCacheContents nested_entries = one_entry_contents({{"facts", deep}});
+  nested_entries.entries.emplace(
+      "4567", ResultCacheContents::Entry{"/src/n.py", std::make_shared<const std::vector<std::uint8_t>>(
+                                                          nested.begin(), nested.end())});
+  TempDir dir;
+  spit(dir.path() / "facts-cache.cbor", encode_result_cache(nested_entries));
+  ResultCache cache(dir.path(), "v1");
+  EXPECT_TRUE(cache.note().empty());
+  EXPECT_FALSE(cache.lookup("0123"));
+  EXPECT_FALSE(cache.lookup("4567"));
 }
 
 TEST(ResultCacheDecoder, TruncatedCorruptedAndForeignFilesDecodeToNothing) {
@@ -237,9 +249,9 @@ std::string with_stale_entries(std::string_view cache_bytes, const std::string& 
   if (!contents) return {};
   int replaced = 0;
   for (auto& [key, entry] : contents->entries) {
-    json data = *entry.data;
+    json data = json::from_cbor(*entry.data);
     replaced += replace_strings(data, "KV101", "KV999");
-    entry.data = std::make_shared<const json>(std::move(data));
+    entry.data = std::make_shared<const std::vector<std::uint8_t>>(json::to_cbor(data));
   }
   EXPECT_GT(replaced, 0);
   if (!tool_version.empty()) contents->tool_version = tool_version;
@@ -284,7 +296,8 @@ TEST(Pipeline, MalformedEntryInAnIntactCacheFileIsReanalysedAndReplaced) {
   ASSERT_EQ(contents->entries.size(), 2u);
   // Sealed and of this version, but one entry's facts are not facts.
   auto& entry = contents->entries.begin()->second;
-  entry.data = std::make_shared<const json>(json{{"facts", json::array({1, 2})}, {"diagnostics", "none"}});
+  entry.data = std::make_shared<const std::vector<std::uint8_t>>(
+      json::to_cbor(json{{"facts", json::array({1, 2})}, {"diagnostics", "none"}}));
   spit(cache / "facts-cache.cbor", encode_result_cache(*contents));
   fs::remove(cache / "last-run.cbor");
   const CheckResult result = check_tree(dir.path(), true);

@@ -57,6 +57,19 @@ std::vector<FileFacts> two_files() {
   return {std::move(base), std::move(model)};
 }
 
+TEST(Project, ReleasesItsFactsWithoutACopyInTheOrderGiven) {
+  Project project(two_files(), Vocabulary{});
+  const ClassFact* decoder = project.find_class("Decoder").cls;
+  ASSERT_NE(decoder, nullptr);
+  std::vector<FileFacts> released = std::move(project).release_files();
+  ASSERT_EQ(released.size(), 2u);
+  EXPECT_EQ(released[0].path, "pkg/base.py");
+  EXPECT_EQ(released[1].path, "pkg/model.py");
+  EXPECT_EQ(&released[1].classes[0], decoder);  // the same objects: moved, not copied
+  EXPECT_TRUE(project.files().empty());         // NOLINT(bugprone-use-after-move): left empty by design
+  EXPECT_TRUE(project.classes().empty());
+}
+
 TEST(Project, ResolvesBasesAcrossFilesThroughRelativeImports) {
   Project p(two_files(), Vocabulary{});
   ClassRef decoder = p.find_class("Decoder");

@@ -114,6 +114,25 @@ bool is_within(const fs::path& path, const fs::path& root) {
   return !rel.empty() && *rel.begin() != "..";
 }
 
+// The deepest directory holding every one of `dirs` (absolute, normal).
+fs::path common_parent(const std::vector<fs::path>& dirs) {
+  fs::path common = dirs.front();
+  for (const auto& d : dirs)
+    while (!is_within(d, common) && common.has_relative_path()) common = common.parent_path();
+  return common;
+}
+
+// The top of the Python project holding `dir`: the nearest directory from `dir` up to `root`
+// with a pyproject.toml, setup.py or setup.cfg (what ruff, pip and build tools take as a
+// project's top), else `root`.
+fs::path python_project_top(fs::path dir, const fs::path& root) {
+  std::error_code ec;
+  for (; is_within(dir, root) && dir != root; dir = dir.parent_path())
+    for (const char* marker : {"pyproject.toml", "setup.py", "setup.cfg"})
+      if (fs::is_regular_file(dir / marker, ec)) return dir;
+  return root;
+}
+
 struct ProjectState {
   Config config;
   FileId root_id{};
@@ -121,6 +140,8 @@ struct ProjectState {
   std::vector<GlobPattern> excludes;
   bool walked_whole = false;  // its root was walked for reported files: no context left to load
   bool has_reported = false;
+  // Directories of its reported C++ files: the only places C++ files are loaded as context.
+  std::set<fs::path> cpp_context_dirs;
 
   std::string relative_to_root(const fs::path& absolute) const {
     fs::path rel = absolute.lexically_relative(config.root);
@@ -199,14 +220,36 @@ class Walker {
     }
   }
 
-  // Walks the root of every project with reported files, unless that was done already.
+  // Loads the context of every project with reported files, unless its root was walked for
+  // them already: a configured project's whole tree; an unconfigured one's Python project,
+  // when it is not too big to be one. Directories walked for reported files are not walked
+  // again. C++ files are context only beside the named C++ files: parsing every C++ file of
+  // a repository with Clang to check one takes minutes.
   void load_context() {
     const std::size_t count = projects_.size();
     for (std::size_t i = 0; i < count; ++i) {
-      const ProjectState& project = projects_[i];
+      ProjectState& project = projects_[i];
       if (!project.has_reported || project.walked_whole) continue;
-      const fs::path root = project.config.root;
-      walk(shown_name(root), root, i, kContextWalk);
+      for (const auto& c : candidates_)
+        if (c.project == i && c.file.reported && project.config.is_cpp_name(c.file.display))
+          project.cpp_context_dirs.insert(c.file.absolute.parent_path());
+      const bool configured = project.config.source.has_value();
+      const fs::path start = configured ? project.config.root : unconfigured_context_top(i);
+      const std::size_t before = candidates_.size();
+      context_budget_ =
+          configured ? std::numeric_limits<std::size_t>::max() : options_.max_unconfigured_context;
+      context_budget_exceeded_ = false;
+      context_files_ = 0;
+      walk(shown_name(start), start, i, kContextWalk);
+      if (context_budget_exceeded_) {
+        candidates_.resize(before);
+        ids_.resize(before);
+        result_.notes.push_back(fmt::format(
+            "not loading {} as project context: it holds more than {} source files besides those named and "
+            "no kvlint.toml or [tool.kvlint] says it is one project; the named files resolve among "
+            "themselves (a config file at the project's top loads its whole tree)",
+            shown_name(start).string(), options_.max_unconfigured_context));
+      }
     }
   }
 
@@ -233,6 +276,22 @@ class Walker {
   }
 
  private:
+  // Where an unconfigured project's context is walked from: the Python project of its named
+  // files (the common parent of their tops), the root when one of them has none below it.
+  fs::path unconfigured_context_top(std::size_t project) {
+    const fs::path& root = projects_[project].config.root;
+    std::map<fs::path, fs::path> top_of_dir;
+    std::set<fs::path> tops;
+    for (const auto& c : candidates_) {
+      if (c.project != project || !c.file.reported) continue;
+      const fs::path dir = c.file.absolute.parent_path();
+      auto [it, inserted] = top_of_dir.try_emplace(dir);
+      if (inserted) it->second = python_project_top(dir, root);
+      tops.insert(it->second);
+    }
+    return tops.empty() ? root : common_parent({tops.begin(), tops.end()});
+  }
+
   void diagnose(const fs::path& shown, std::string kind, std::string message) {
     Diagnostic d;
     d.path = shown.generic_string();
@@ -252,7 +311,10 @@ class Walker {
     c.file.reported = reported;
     c.project = project;
     c.rank = {reported ? 0 : 1, named_index, via_link ? 1 : 0, candidates_.size()};
-    if (reported) projects_[project].has_reported = true;
+    if (reported) {
+      projects_[project].has_reported = true;
+      reported_files_.insert(id);
+    }
     candidates_.push_back(std::move(c));
     ids_.push_back(id);
   }
@@ -297,6 +359,11 @@ class Walker {
       }
       // A directory reached twice (a symlink loop or a second link): walk it once.
       if (!visited_dirs.insert({st.st_dev, st.st_ino}).second) continue;
+      // Context is what lies besides the directories walked for reported files.
+      if (reported)
+        reported_dirs_.insert({st.st_dev, st.st_ino});
+      else if (reported_dirs_.count({st.st_dev, st.st_ino}))
+        continue;
       ProjectState& project = projects_[dir.project];
       if (reported && project.root_id == FileId{st.st_dev, st.st_ino}) project.walked_whole = true;
       const bool use_gitignore = project.config.respect_gitignore;
@@ -349,6 +416,13 @@ class Walker {
         if (project.excluded(absolute, is_dir)) continue;
         if (use_gitignore && gitignored(dir.ignores.get(), absolute, is_dir)) continue;
         if (!is_dir) {
+          if (!reported && project.config.is_cpp_name(name) && !project.cpp_context_dirs.count(dir.absolute))
+            continue;
+          if (!reported && reported_files_.count({target.st_dev, target.st_ino})) continue;
+          if (!reported && ++context_files_ > context_budget_) {
+            context_budget_exceeded_ = true;
+            return;
+          }
           add_file(shown, absolute, {target.st_dev, target.st_ino}, dir.project, named_index, false,
                    via_link);
           continue;
@@ -377,16 +451,14 @@ class Walker {
   std::vector<Candidate> candidates_;
   std::vector<FileId> ids_;  // the real file of each candidate
   std::set<std::string> links_leaving_tree_;
+  std::set<FileId> reported_dirs_;   // directories walked for reported files
+  std::set<FileId> reported_files_;  // files found for reporting: never context as well
+  // Context files the current context walk may still add; it stops when they run out.
+  std::size_t context_budget_ = std::numeric_limits<std::size_t>::max();
+  std::size_t context_files_ = 0;
+  bool context_budget_exceeded_ = false;
   DiscoveryResult result_;
 };
-
-// The deepest directory holding every one of `dirs` (absolute, normal).
-fs::path common_parent(const std::vector<fs::path>& dirs) {
-  fs::path common = dirs.front();
-  for (const auto& d : dirs)
-    while (!is_within(d, common) && common.has_relative_path()) common = common.parent_path();
-  return common;
-}
 
 }  // namespace
 

@@ -39,11 +39,18 @@ struct DiscoveryOptions {
   // Also load each project's whole tree (as `check ROOT` would walk it), unreported,
   // so that checking a few files resolves them as checking the project would.
   bool load_context = false;
+  // A project no config file roots (its root is a git work tree, the working directory or the
+  // common parent) loads as context only the Python project of the named files (the nearest
+  // pyproject.toml, setup.py or setup.cfg below the root), and no context at all when that
+  // holds more source files than this: an unrelated checkout (a home directory, a pyenv
+  // tree) is never read whole because a file in it was named.
+  std::size_t max_unconfigured_context = 5000;
 };
 
 struct DiscoveryResult {
   std::vector<DiscoveredProject> projects;  // ordered by root
   std::vector<Diagnostic> diagnostics;      // unreadable directories, dangling links, missing paths
+  std::vector<std::string> notes;           // for stderr: context left out and why
   std::size_t missing = 0;                  // explicit paths that do not exist or are unreadable
   // Symbolic links not followed because they resolve outside the walked tree ("shown -> target").
   std::vector<std::string> links_leaving_tree;

@@ -19,6 +19,7 @@
 #include <set>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "analyzers/facts/project.hpp"
 #include "analyzers/python/python_frontend.hpp"
@@ -42,11 +43,14 @@ constexpr int kMaxWideningRounds = 8;
 constexpr int kCaptureHolderLevels = 2;
 constexpr int kMaxBaseRounds = 2;
 
+// What the run keeps of one file between phases. Its bytes are not among them: each phase
+// that needs them reads the file again (ProjectRun::reread), so memory follows the files in
+// flight, not the size of the tree.
 struct FileState {
   DiscoveredFile file;
-  std::string content;
-  std::uint64_t content_hash = 0;
+  std::uint64_t content_hash = 0;  // XXH3-64 of the bytes first read; a re-read must match it
   bool readable = false;
+  bool changed = false;  // a re-read found other bytes (or none): the file changed during the run
   std::string module_name;
   std::optional<facts::FileFacts> facts;  // set once analysed
   std::vector<Diagnostic> analysis_diagnostics;
@@ -313,15 +317,16 @@ class ProjectRun {
     std::vector<std::size_t> all(files_.size());
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
     std::vector<std::optional<Diagnostic>> problems(files_.size());
+    std::vector<std::size_t> sizes(files_.size());
     parallel_over(all, [&](std::size_t i) {
       ReadOutcome outcome = read_source(files_[i].file.absolute, files_[i].file.display);
-      files_[i].content = std::move(outcome.content);
       files_[i].readable = !outcome.problem;
-      files_[i].content_hash = XXH3_64bits(files_[i].content.data(), files_[i].content.size());
+      files_[i].content_hash = XXH3_64bits(outcome.content.data(), outcome.content.size());
+      sizes[i] = outcome.content.size();
       problems[i] = std::move(outcome.problem);
     });
     for (std::size_t i = 0; i < files_.size(); ++i) {
-      result_.stats.bytes_read += files_[i].content.size();
+      result_.stats.bytes_read += sizes[i];
       if (problems[i] && is_reported(files_[i])) {
         result_.diagnostics.push_back(std::move(*problems[i]));
         ++result_.stats.files_failed;
@@ -335,6 +340,20 @@ class ProjectRun {
     prefilter(prefilter_anchors(vocabulary_));
     analyse_with_widening();
     run_rules();
+    for (const auto& f : files_)
+      if (f.changed && is_reported(f)) {
+        Diagnostic d;
+        d.path = f.file.display;
+        d.kind = "read-error";
+        d.message =
+            "changed while being checked (or no longer readable); its results may be incomplete: check again";
+        result_.diagnostics.push_back(std::move(d));
+      }
+  }
+
+  // Some file read differently later in the run than at first: the result is not one state of the tree.
+  bool saw_changes() const {
+    return std::any_of(files_.begin(), files_.end(), [](const FileState& f) { return f.changed; });
   }
 
  private:
@@ -351,11 +370,38 @@ class ProjectRun {
     });
   }
 
+  // The bytes of `f` as first read, read again (a phase keeps them only while it works on
+  // the file); nullopt, and `f.changed` set, when the file changed since or cannot be read
+  // any more. Each file is worked on by one worker at a time.
+  static std::optional<std::string> reread(FileState& f) {
+    ReadOutcome outcome = read_source(f.file.absolute, f.file.display);
+    if (outcome.problem || XXH3_64bits(outcome.content.data(), outcome.content.size()) != f.content_hash) {
+      f.changed = true;
+      return std::nullopt;
+    }
+    return std::move(outcome.content);
+  }
+
+  // Those of `indices` whose bytes contain one of `needles`, in order.
+  std::vector<std::size_t> containing_any(const std::vector<std::size_t>& indices,
+                                          const std::vector<std::string>& needles) {
+    std::vector<char> hit(files_.size(), 0);
+    parallel_over(indices, [&](std::size_t i) {
+      const std::optional<std::string> content = reread(files_[i]);
+      hit[i] = content && contains_any(*content, needles);
+    });
+    std::vector<std::size_t> out;
+    for (std::size_t i : indices)
+      if (hit[i]) out.push_back(i);
+    return out;
+  }
+
   // The prefilter: files that contain no anchor cannot produce facts a rule reads.
   void prefilter(const std::vector<std::string>& anchors) {
     const std::vector<std::string> cpp_anchors = cpp_prefilter_anchors(vocabulary_);
     parallel_over(readable_matching([](const FileState&) { return true; }), [&](std::size_t i) {
-      files_[i].anchor_hit = contains_any(files_[i].content, files_[i].is_cpp ? cpp_anchors : anchors);
+      const std::optional<std::string> content = reread(files_[i]);
+      files_[i].anchor_hit = content && contains_any(*content, files_[i].is_cpp ? cpp_anchors : anchors);
     });
   }
 
@@ -369,7 +415,9 @@ class ProjectRun {
     PerWorker<python::PythonAnalyzer> analyzers(workers_, [&] { return python::PythonAnalyzer(vocabulary); });
     parallel_over(python, [&](std::size_t i, unsigned worker) {
       FileState& state = files_[i];
-      const std::string key = cache_key({state.content, tool_identity_, config_fingerprint_, &vocabulary,
+      const std::optional<std::string> content = reread(state);
+      if (!content) return;
+      const std::string key = cache_key({*content, tool_identity_, config_fingerprint_, &vocabulary,
                                          state.file.display, state.module_name, config_location_});
       if (cache_) {
         if (auto hit = cache_->lookup(key)) {
@@ -380,8 +428,7 @@ class ProjectRun {
       }
       CachedAnalysis analysis;
       try {
-        analysis.facts =
-            analyzers.local(worker).analyze(state.file.display, state.content, state.module_name);
+        analysis.facts = analyzers.local(worker).analyze(state.file.display, *content, state.module_name);
       } catch (const std::exception& e) {
         // A front-end failure on one file must not take the run down.
         Diagnostic d;
@@ -402,7 +449,7 @@ class ProjectRun {
         d.message = problem.message;
         analysis.diagnostics.push_back(std::move(d));
       }
-      bytes_parsed_.fetch_add(state.content.size(), std::memory_order_relaxed);
+      bytes_parsed_.fetch_add(content->size(), std::memory_order_relaxed);
       if (cache_) cache_->store(key, state.file.absolute.string(), analysis);
       state.facts = std::move(analysis.facts);
       state.analysis_diagnostics = std::move(analysis.diagnostics);
@@ -448,11 +495,13 @@ class ProjectRun {
     }
     parallel_over(indices, [&](std::size_t i) {
       FileState& state = files_[i];
+      const std::optional<std::string> content = reread(state);
+      if (!content) return;
       const facts::CppCommand command = analyzer->command_for(state.file.absolute);
       std::string command_text = cpp_module_->identity() + "\n" + command.directory.string();
       for (const auto& a : command.arguments) command_text += "\n" + a;
       const std::string key_module = state.module_name + "\ncpp\n" + command_text;
-      const std::string key = cache_key({state.content, tool_identity_, config_fingerprint_, &vocabulary,
+      const std::string key = cache_key({*content, tool_identity_, config_fingerprint_, &vocabulary,
                                          state.file.display, key_module, config_location_});
       if (cache_) {
         if (auto hit = cache_->lookup(key)) {
@@ -464,7 +513,7 @@ class ProjectRun {
       CachedAnalysis analysis;
       facts::CppAnalysis cpp;
       try {
-        cpp = analyzer->analyze(state.file.display, state.file.absolute, state.content, command);
+        cpp = analyzer->analyze(state.file.display, state.file.absolute, *content, command);
       } catch (const std::exception& e) {
         cpp.failed = true;
         cpp.first_error = e.what();
@@ -516,13 +565,8 @@ class ProjectRun {
         needles.push_back(name + "(");
         needles.push_back(name + ".");
       }
-      std::vector<std::size_t> holders = readable_matching([](const FileState& f) { return !f.facts; });
-      std::vector<char> hit(files_.size(), 0);
-      parallel_over(holders, [&](std::size_t i) { hit[i] = contains_any(files_[i].content, needles); });
-      std::vector<std::size_t> selected;
-      for (std::size_t i : holders)
-        if (hit[i]) selected.push_back(i);
-      analyse(selected, vocabulary_);
+      analyse(containing_any(readable_matching([](const FileState& f) { return !f.facts; }), needles),
+              vocabulary_);
       // The classes that build the ones just searched for are the next level's targets.
       std::set<std::string> builders;
       for (const auto& f : files_)
@@ -542,11 +586,21 @@ class ProjectRun {
     return out;
   }
 
-  std::vector<facts::FileFacts> analysed_facts() const {
-    std::vector<facts::FileFacts> out;
-    for (const auto& f : files_)
-      if (f.facts) out.push_back(*f.facts);
-    return out;
+  // body(project) over the facts analysed so far; the project borrows them (no copy of every
+  // file's facts per widening round) and gives them back.
+  template <typename Body>
+  void with_project(const Body& body) {
+    std::vector<std::size_t> owners;
+    std::vector<facts::FileFacts> lent;
+    for (std::size_t i = 0; i < files_.size(); ++i)
+      if (files_[i].facts) {
+        owners.push_back(i);
+        lent.push_back(std::move(*files_[i].facts));
+      }
+    facts::Project project(std::move(lent), vocabulary_);
+    body(std::as_const(project));
+    std::vector<facts::FileFacts> returned = std::move(project).release_files();
+    for (std::size_t k = 0; k < owners.size(); ++k) *files_[owners[k]].facts = std::move(returned[k]);
   }
 
   void analyse_with_widening() {
@@ -573,7 +627,9 @@ class ProjectRun {
           std::vector<std::size_t> unanalysed =
               readable_matching([](const FileState& f) { return !f.facts; });
           parallel_over(unanalysed, [&](std::size_t i) {
-            if (!files_[i].defined_classes) files_[i].defined_classes = scan_class_names(files_[i].content);
+            if (files_[i].defined_classes) return;
+            const std::optional<std::string> content = reread(files_[i]);
+            files_[i].defined_classes = content ? scan_class_names(*content) : std::vector<std::string>();
           });
           auto candidates = readable_matching([&](const FileState& f) {
             if (f.facts) return false;
@@ -589,17 +645,15 @@ class ProjectRun {
       }
       // Project cache subclasses join the vocabulary; files naming them are analysed again.
       std::vector<std::string> added;
-      {
-        facts::Project project(analysed_facts(), vocabulary_);
+      with_project([&](const facts::Project& project) {
         for (auto& name : project.cache_subclasses())
           if (std::find(vocabulary_.cache_classes.begin(), vocabulary_.cache_classes.end(), name) ==
               vocabulary_.cache_classes.end())
             added.push_back(std::move(name));
-      }
+      });
       if (!added.empty()) {
         for (const auto& name : added) vocabulary_.cache_classes.push_back(name);
-        analyse(readable_matching([&](const FileState& f) { return contains_any(f.content, added); }),
-                vocabulary_);
+        analyse(containing_any(readable_matching([](const FileState&) { return true; }), added), vocabulary_);
         changed = true;
       }
       if (!changed) break;
@@ -655,11 +709,18 @@ class ProjectRun {
 
     // Fingerprints: path relative to the config root, so they survive a different working directory.
     std::map<std::tuple<std::string, std::string, std::string, std::string>, std::size_t> occurrences;
+    // Findings are sorted by file: each file with findings is read once more, for their lines.
+    std::size_t evidence_file = files_.size();
+    std::optional<std::string> evidence_content;
     for (auto& f : result_.findings) {
       std::string_view evidence;
       std::string path = f.loc.file;
       if (auto it = index_of.find(f.loc.file); it != index_of.end()) {
-        evidence = line_of(files_[it->second].content, f.loc.line);
+        if (evidence_file != it->second) {
+          evidence_file = it->second;
+          evidence_content = reread(files_[evidence_file]);
+        }
+        if (evidence_content) evidence = line_of(*evidence_content, f.loc.line);
         fs::path rel = files_[it->second].file.absolute.lexically_relative(config_.root);
         if (!rel.empty() && *rel.begin() != "..") path = rel.generic_string();
       }
@@ -706,6 +767,7 @@ CheckResult run_check(const CheckOptions& options) {
   DiscoveryResult found = discover_files(options.paths, options.config, discovery);
   result.diagnostics = std::move(found.diagnostics);
   result.stats.files_failed += found.missing;
+  for (auto& note : found.notes) result.notes.push_back(std::move(note));
   if (!found.links_leaving_tree.empty())
     result.details.push_back(fmt::format(
         "not following {} symbolic link{} that leave{} the checked tree: {}", found.links_leaving_tree.size(),
@@ -844,7 +906,10 @@ CheckResult run_check(const CheckOptions& options) {
       caches_saved = false;
     }
   }
-  if (use_memo && caches_saved) {
+  // A run that saw a file change under it is not remembered as the result of the tree.
+  const bool saw_changes = std::any_of(projects.begin(), projects.end(),
+                                       [](const auto& project) { return project->saw_changes(); });
+  if (use_memo && caches_saved && !saw_changes) {
     std::string error;
     if (!save_run_memo(cache_dir_of(*projects.front()), memo_key,
                        RunMemo{result.findings, result.diagnostics, result.suppressed,

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <stdexcept>
 
 #include "analyzers/facts/facts_json.hpp"
 
@@ -19,7 +20,8 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kCacheFormat = 4;  // 2: CBOR; 3: sealed (header with checksum); 4: findings' fixes
+// 2: CBOR; 3: sealed (header with checksum); 4: findings' fixes; 5: each entry's data a CBOR byte string
+constexpr int kCacheFormat = 5;
 
 void add_field(std::string& out, std::string_view field) {
   // Length-prefixed so fields cannot run into each other.
@@ -242,8 +244,11 @@ std::string cache_key(const CacheKeyInputs& in) {
 
 std::string seal_cache_payload(std::string_view payload) {
   const XXH128_hash_t digest = XXH3_128bits(payload.data(), payload.size());
-  return fmt::format("kvlint-cache {} {:016x}{:016x}\n", kCacheFormat, digest.high64, digest.low64) +
-         std::string(payload);
+  std::string sealed =
+      fmt::format("kvlint-cache {} {:016x}{:016x}\n", kCacheFormat, digest.high64, digest.low64);
+  sealed.reserve(sealed.size() + payload.size());  // one copy of the payload, not two
+  sealed += payload;
+  return sealed;
 }
 
 std::optional<ResultCacheContents> decode_result_cache(std::string_view bytes) {
@@ -259,19 +264,64 @@ std::optional<ResultCacheContents> decode_result_cache(std::string_view bytes) {
     if (!value.is_object()) return std::nullopt;
     const auto path = value.find("path");
     const auto data = value.find("data");
-    if (path == value.end() || !path->is_string() || data == value.end() || !data->is_object())
+    if (path == value.end() || !path->is_string() || data == value.end() || !data->is_binary())
       return std::nullopt;
-    out.entries.emplace(key, ResultCacheContents::Entry{path->get<std::string>(),
-                                                        std::make_shared<const json>(std::move(*data))});
+    std::vector<std::uint8_t> entry_bytes = std::move(data->get_binary());
+    out.entries.emplace(key, ResultCacheContents::Entry{
+                                 path->get<std::string>(),
+                                 std::make_shared<const std::vector<std::uint8_t>>(std::move(entry_bytes))});
   }
   return out;
 }
 
+namespace {
+
+// The head of a CBOR data item (RFC 8949 3): major type and length, big endian.
+void append_cbor_head(std::string& out, unsigned major, std::uint64_t length) {
+  const auto type = static_cast<char>(major << 5);
+  if (length < 24) {
+    out += static_cast<char>(type | static_cast<char>(length));
+    return;
+  }
+  const int bytes = length <= 0xff ? 1 : length <= 0xffff ? 2 : length <= 0xffffffffu ? 4 : 8;
+  out += static_cast<char>(type | static_cast<char>(bytes == 1   ? 24
+                                                    : bytes == 2 ? 25
+                                                    : bytes == 4 ? 26
+                                                                 : 27));
+  for (int shift = (bytes - 1) * 8; shift >= 0; shift -= 8)
+    out += static_cast<char>((length >> shift) & 0xff);
+}
+
+void append_cbor_text(std::string& out, std::string_view text) {
+  append_cbor_head(out, 3, text.size());
+  out += text;
+}
+
+}  // namespace
+
+// Written item by item, not through a DOM: the entries' bytes are copied once, into the file.
 std::string encode_result_cache(const ResultCacheContents& contents) {
-  json entries = json::object();
+  std::size_t size = 64 + contents.tool_version.size();
   for (const auto& [key, entry] : contents.entries)
-    entries[key] = json{{"path", entry.path}, {"data", entry.data ? *entry.data : json::object()}};
-  return seal(json{{"tool_version", contents.tool_version}, {"entries", std::move(entries)}});
+    size += key.size() + entry.path.size() + (entry.data ? entry.data->size() : 1) + 32;
+  std::string payload;
+  payload.reserve(size);
+  append_cbor_head(payload, 5, 2);
+  append_cbor_text(payload, "tool_version");
+  append_cbor_text(payload, contents.tool_version);
+  append_cbor_text(payload, "entries");
+  append_cbor_head(payload, 5, contents.entries.size());
+  for (const auto& [key, entry] : contents.entries) {
+    append_cbor_text(payload, key);
+    append_cbor_head(payload, 5, 2);
+    append_cbor_text(payload, "path");
+    append_cbor_text(payload, entry.path);
+    append_cbor_text(payload, "data");
+    const std::size_t length = entry.data ? entry.data->size() : 0;
+    append_cbor_head(payload, 2, length);
+    if (length) payload.append(reinterpret_cast<const char*>(entry.data->data()), length);
+  }
+  return seal_cache_payload(payload);
 }
 
 ResultCache::ResultCache(fs::path directory, std::string tool_version)
@@ -297,7 +347,7 @@ ResultCache::ResultCache(fs::path directory, std::string tool_version)
 }
 
 std::optional<CachedAnalysis> ResultCache::lookup(const std::string& key) {
-  std::shared_ptr<const json> entry;
+  std::shared_ptr<const std::vector<std::uint8_t>> entry;
   {
     std::lock_guard lock(mutex_);
     auto it = entries_.find(key);
@@ -306,7 +356,10 @@ std::optional<CachedAnalysis> ResultCache::lookup(const std::string& key) {
     entry = it->second.stored.data;
   }
   try {
-    const json& data = *entry;
+    const std::optional<json> decoded =
+        decode_cbor_bounded(std::string_view(reinterpret_cast<const char*>(entry->data()), entry->size()));
+    if (!decoded) throw std::runtime_error("undecodable cache entry");
+    const json& data = *decoded;
     CachedAnalysis out;
     out.facts = facts::file_facts_from_json(data.at("facts"));
     for (const auto& d : data.at("diagnostics")) out.diagnostics.push_back(diagnostic_from_json(d));
@@ -324,7 +377,7 @@ void ResultCache::store(const std::string& key, const std::string& path, const C
   data["facts"] = facts::to_json(analysis.facts);
   data["diagnostics"] = json::array();
   for (const auto& d : analysis.diagnostics) data["diagnostics"].push_back(diagnostic_to_json(d));
-  auto shared = std::make_shared<const json>(std::move(data));
+  auto shared = std::make_shared<const std::vector<std::uint8_t>>(json::to_cbor(data));
   std::lock_guard lock(mutex_);
   entries_[key] = Entry{{path, std::move(shared)}, true};
   dirty_ = true;
@@ -352,7 +405,7 @@ bool ResultCache::save(const std::vector<std::string>& paths_in_run) {
     }
   }
   if (!dirty_) return true;
-  ResultCacheContents contents;
+  ResultCacheContents contents;  // shares the entries' bytes
   contents.tool_version = tool_version_;
   for (const auto& [key, entry] : entries_) contents.entries.emplace(key, entry.stored);
   std::error_code ec;

@@ -8,6 +8,7 @@
 // corrupted, foreign or nested too deeply decodes to nothing and is rebuilt.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -48,8 +49,10 @@ struct CachedAnalysis {
 struct ResultCacheContents {
   struct Entry {
     std::string path;  // absolute path of the file the entry was computed from
-    // {"facts": ..., "diagnostics": [...]}, shared so a lookup converts it outside the lock.
-    std::shared_ptr<const nlohmann::json> data;
+    // {"facts": ..., "diagnostics": [...]} as CBOR bytes, decoded only by a lookup: a DOM of
+    // every entry would cost many times the file's size. Shared so a lookup decodes it
+    // outside the lock.
+    std::shared_ptr<const std::vector<std::uint8_t>> data;
   };
   std::string tool_version;
   std::map<std::string, Entry> entries;
