@@ -86,17 +86,17 @@ class Check final : public Rule {
         }
       } else if (spec.rows == facts::RowsDriver::MaxNumSeqs) {
         if (const auto* fixed = spec.field("rows_fixed"))
-          out.push_back(make(
-              ss::field_loc(spec, "rows_fixed"), owner,
-              fmt::format("`{}` declares {} with `{}` but also passes "
-                          "`{}` (line {}): the engine supplies the row count "
-                          "for {}, so the field is ignored; remove it or declare "
-                          "{} with a reason",
-                          owner, ss::spec_label(spec), per_sequence,
-                          spelling.field("rows_fixed", fixed->value.text),
-                          spelling.is_cpp() ? per_sequence : "MAX_NUM_SEQS",
-                          spelling.is_cpp() ? fixed_rows : "FIXED", ss::field_loc(spec, "rows_fixed").line),
-              spec));
+          out.push_back(make(ss::field_loc(spec, "rows_fixed"), owner,
+                             fmt::format("`{}` declares {} with `{}` but also passes "
+                                         "`{}` (line {}): the engine supplies the row count "
+                                         "for {}, so the field is ignored; remove it or declare "
+                                         "{} with a reason",
+                                         owner, ss::spec_label(spec), per_sequence,
+                                         spelling.field("rows_fixed", fixed->value.text),
+                                         ss::field_loc(spec, "rows_fixed").line,
+                                         spelling.is_cpp() ? per_sequence : "MAX_NUM_SEQS",
+                                         spelling.is_cpp() ? fixed_rows : "FIXED"),
+                             spec));
       }
     }
   }
