@@ -54,6 +54,13 @@ struct FileState {
   bool anchor_hit = false;                   // the prefilter: contains a vocabulary anchor
   bool is_cpp = false;                       // analysed by the C++ front end
   std::optional<std::vector<std::string>> defined_classes;  // names after `class `, scanned on demand
+  // Parse only what can matter: the top-level blocks the last Python analysis left out
+  // (python/slicing.hpp). Widening treats them like a skipped file's text: when one is
+  // needed (it defines a wanted base, or builds a capturing class) the file is analysed
+  // whole from then on.
+  std::vector<python::SourceSlice> dropped;
+  std::optional<std::vector<std::string>> dropped_classes;  // names after `class ` in `dropped`
+  bool whole = false;
 };
 
 // Where the configuration lives, for cache keys: equal settings in two
@@ -106,6 +113,14 @@ std::vector<std::string> cpp_prefilter_anchors(const facts::Vocabulary& v) {
   std::vector<std::string> anchors = prefilter_anchors(v);
   for (const auto& name : v.cpp.kv_tensor_names) anchors.push_back(name);
   for (const char* fixed : {"cudaGraphInstantiate", "CUDAGraph"}) anchors.emplace_back(fixed);
+  return anchors;
+}
+
+// What marks a top-level block worth parsing: the prefilter's anchors, plus any `kvlint`
+// comment (a malformed suppression is reported, so its block must be parsed).
+std::vector<std::string> slice_anchors(const facts::Vocabulary& v) {
+  std::vector<std::string> anchors = prefilter_anchors(v);
+  anchors.emplace_back("kvlint");
   return anchors;
 }
 
@@ -367,10 +382,17 @@ class ProjectRun {
     if (python.empty()) return;
     // One parser per worker thread, built lazily with this round's vocabulary.
     PerWorker<python::PythonAnalyzer> analyzers(workers_, [&] { return python::PythonAnalyzer(vocabulary); });
+    const std::vector<std::string> anchors = slice_anchors(vocabulary);
     parallel_over(python, [&](std::size_t i, unsigned worker) {
       FileState& state = files_[i];
-      const std::string key = cache_key({state.content, tool_identity_, config_fingerprint_, &vocabulary,
-                                         state.file.display, state.module_name, config_location_});
+      // Only files the prefilter passed are sliced; files analysed for widening are read whole.
+      python::SlicePlan plan;
+      if (state.anchor_hit && !state.whole) plan = python::plan_slices(state.content, anchors);
+      state.dropped = plan.dropped;
+      state.dropped_classes.reset();
+      const std::string key =
+          cache_key({state.content, tool_identity_, config_fingerprint_, &vocabulary, state.file.display,
+                     plan.sliced() ? state.module_name + "\nsliced" : state.module_name, config_location_});
       if (cache_) {
         if (auto hit = cache_->lookup(key)) {
           state.facts = std::move(hit->facts);
@@ -381,7 +403,7 @@ class ProjectRun {
       CachedAnalysis analysis;
       try {
         analysis.facts =
-            analyzers.local(worker).analyze(state.file.display, state.content, state.module_name);
+            analyzers.local(worker).analyze(state.file.display, state.content, state.module_name, &plan);
       } catch (const std::exception& e) {
         // A front-end failure on one file must not take the run down.
         Diagnostic d;
@@ -402,7 +424,7 @@ class ProjectRun {
         d.message = problem.message;
         analysis.diagnostics.push_back(std::move(d));
       }
-      bytes_parsed_.fetch_add(state.content.size(), std::memory_order_relaxed);
+      bytes_parsed_.fetch_add(analyzers.local(worker).last_parsed_bytes(), std::memory_order_relaxed);
       if (cache_) cache_->store(key, state.file.absolute.string(), analysis);
       state.facts = std::move(analysis.facts);
       state.analysis_diagnostics = std::move(analysis.diagnostics);
@@ -516,12 +538,18 @@ class ProjectRun {
         needles.push_back(name + "(");
         needles.push_back(name + ".");
       }
-      std::vector<std::size_t> holders = readable_matching([](const FileState& f) { return !f.facts; });
+      std::vector<std::size_t> holders =
+          readable_matching([](const FileState& f) { return !f.facts || !f.dropped.empty(); });
       std::vector<char> hit(files_.size(), 0);
-      parallel_over(holders, [&](std::size_t i) { hit[i] = contains_any(files_[i].content, needles); });
+      parallel_over(holders, [&](std::size_t i) {
+        hit[i] = files_[i].facts ? dropped_contains_any(files_[i], needles) : contains_any(files_[i].content, needles);
+      });
       std::vector<std::size_t> selected;
       for (std::size_t i : holders)
-        if (hit[i]) selected.push_back(i);
+        if (hit[i]) {
+          files_[i].whole = true;
+          selected.push_back(i);
+        }
       analyse(selected, vocabulary_);
       // The classes that build the ones just searched for are the next level's targets.
       std::set<std::string> builders;
@@ -533,6 +561,12 @@ class ProjectRun {
       for (const auto& name : built) builders.erase(name);
       built = std::move(builders);
     }
+  }
+
+  static bool dropped_contains_any(const FileState& f, const std::vector<std::string>& needles) {
+    return std::any_of(f.dropped.begin(), f.dropped.end(), [&](const python::SourceSlice& d) {
+      return contains_any(std::string_view(f.content).substr(d.begin, d.end - d.begin), needles);
+    });
   }
 
   std::vector<std::size_t> readable_matching(const std::function<bool(const FileState&)>& predicate) const {
@@ -570,16 +604,27 @@ class ProjectRun {
               }
         if (!wanted.empty()) {
           // The class-name scan runs only here, for files the prefilter skipped, and at most once each.
+          // Sliced files are searched in the blocks they left out.
           std::vector<std::size_t> unanalysed =
-              readable_matching([](const FileState& f) { return !f.facts; });
+              readable_matching([](const FileState& f) { return !f.facts || !f.dropped.empty(); });
           parallel_over(unanalysed, [&](std::size_t i) {
-            if (!files_[i].defined_classes) files_[i].defined_classes = scan_class_names(files_[i].content);
+            FileState& f = files_[i];
+            if (!f.facts && !f.defined_classes) f.defined_classes = scan_class_names(f.content);
+            if (f.facts && !f.dropped_classes) {
+              std::vector<std::string> names;
+              for (const auto& d : f.dropped)
+                for (auto& name : scan_class_names(std::string_view(f.content).substr(d.begin, d.end - d.begin)))
+                  names.push_back(std::move(name));
+              f.dropped_classes = std::move(names);
+            }
           });
           auto candidates = readable_matching([&](const FileState& f) {
-            if (f.facts) return false;
-            return std::any_of(f.defined_classes->begin(), f.defined_classes->end(),
+            if (f.facts && f.dropped.empty()) return false;
+            const auto& names = f.facts ? *f.dropped_classes : *f.defined_classes;
+            return std::any_of(names.begin(), names.end(),
                                [&](const std::string& name) { return wanted.count(name) > 0; });
           });
+          for (std::size_t i : candidates) files_[i].whole = true;
           if (!candidates.empty()) {
             ++base_rounds;
             analyse(candidates, vocabulary_);
