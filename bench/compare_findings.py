@@ -3,7 +3,9 @@
 
     bench/compare_findings.py REFERENCE_KVLINT [CANDIDATE_KVLINT]
 
-CANDIDATE defaults to build/kvlint. Runs `kvlint check --no-cache --exit-zero --format json`
+CANDIDATE defaults to build/kvlint. Copy a binary together with the C++ front-end module
+beside it (libkvlint_cpp_frontend.so), which it loads from its own directory; without it the
+C++ files give other diagnostics. Runs `kvlint check --no-cache --exit-zero --format json`
 with each binary on: this repository, examples/models, transformers 4.57.6 and vllm-omni 0.30.0
 (~/.cache/kvlint/corpus) and the bench corpus (transformers + stdlib, under
 $KVLINT_BENCH_HOME, default ~/.cache/kvlint/bench-speed). Trees that are absent are

@@ -42,9 +42,11 @@ struct PythonAnalyzer::Impl {
         ranges.push_back({TSPoint{k.row, 0}, TSPoint{k.end_row, k.end_column}, k.begin, k.end});
         kept_bytes += k.end - k.begin;
       }
-    if (!ranges.empty() && !ts_parser_set_included_ranges(parser.get(), ranges.data(), static_cast<uint32_t>(ranges.size())))
+    if (!ranges.empty() &&
+        !ts_parser_set_included_ranges(parser.get(), ranges.data(), static_cast<uint32_t>(ranges.size())))
       ranges.clear();
-    TreePtr tree(ts_parser_parse_string(parser.get(), nullptr, source.data(), static_cast<uint32_t>(source.size())));
+    TreePtr tree(
+        ts_parser_parse_string(parser.get(), nullptr, source.data(), static_cast<uint32_t>(source.size())));
     if (!ranges.empty()) ts_parser_set_included_ranges(parser.get(), nullptr, 0);
     last_parsed_bytes += ranges.empty() ? source.size() : kept_bytes;
     return tree;

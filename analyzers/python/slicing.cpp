@@ -12,9 +12,12 @@ namespace kvlint::python {
 namespace {
 
 bool is_identifier_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || static_cast<unsigned char>(c) >= 0x80;
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+         static_cast<unsigned char>(c) >= 0x80;
 }
-bool is_identifier_char(char c) { return is_identifier_start(c) || (c >= '0' && c <= '9'); }
+bool is_identifier_char(char c) {
+  return is_identifier_start(c) || (c >= '0' && c <= '9');
+}
 
 std::string_view word_at(std::string_view s, std::size_t at) {
   std::size_t end = at;
@@ -66,9 +69,9 @@ std::vector<TopLevelBlock> split_top_level(std::string_view s) {
   std::vector<TopLevelBlock> blocks;
   if (s.size() >= UINT32_MAX) return {};
   int depth = 0;
-  char quote = 0;           // the open string's quote character, 0 outside strings
-  bool triple = false;      // the open string is triple-quoted
-  bool continued = false;   // the previous line ended in a backslash outside strings
+  char quote = 0;          // the open string's quote character, 0 outside strings
+  bool triple = false;     // the open string is triple-quoted
+  bool continued = false;  // the previous line ended in a backslash outside strings
   bool pending_decorator = false;
   uint32_t row = 0;
   std::size_t at = 0;
@@ -242,7 +245,8 @@ SlicePlan plan_slices(std::string_view source, const std::vector<std::string>& a
   // Same-file bases of kept classes, transitively.
   std::unordered_multimap<std::string_view, std::size_t> classes;
   for (std::size_t i = 0; i < blocks.size(); ++i)
-    if (blocks[i].kind == TopLevelBlock::Kind::Class && !blocks[i].name.empty()) classes.emplace(blocks[i].name, i);
+    if (blocks[i].kind == TopLevelBlock::Kind::Class && !blocks[i].name.empty())
+      classes.emplace(blocks[i].name, i);
   std::vector<std::size_t> work;
   for (std::size_t i = 0; i < blocks.size(); ++i)
     if (keep[i] && blocks[i].kind == TopLevelBlock::Kind::Class) work.push_back(i);

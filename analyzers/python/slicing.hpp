@@ -29,7 +29,7 @@ struct TopLevelBlock {
   enum class Kind : uint8_t { Other, Class, Function };
   SourceSlice slice;
   Kind kind = Kind::Other;
-  std::string_view name;                        // the class or function name
+  std::string_view name;                       // the class or function name
   std::vector<std::string_view> header_names;  // identifiers between a class's name and its ':'
 };
 

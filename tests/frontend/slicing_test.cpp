@@ -1,5 +1,7 @@
 // Parse only what can matter (analyzers/python/slicing.hpp): the top-level split on tricky
 // inputs, the plan, and facts from a sliced parse against the whole parse.
+#include "analyzers/python/slicing.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "analyzers/python/python_frontend.hpp"
-#include "analyzers/python/slicing.hpp"
 #include "tests/engine/temp_dir.hpp"
 #include "tools/kvlint/engine/engine.hpp"
 
@@ -28,7 +29,8 @@ std::vector<std::string> block_names(std::string_view source) {
 // Padding that no anchor names, so the plan has something worth dropping.
 std::string filler(std::string_view name) {
   std::string out = "class " + std::string(name) + ":\n";
-  for (int i = 0; i < 200; ++i) out += "    def m" + std::to_string(i) + "(self):\n        return self.x + 1\n";
+  for (int i = 0; i < 200; ++i)
+    out += "    def m" + std::to_string(i) + "(self):\n        return self.x + 1\n";
   return out;
 }
 
@@ -75,9 +77,9 @@ TEST(TopLevelSplit, StringsCommentsBracketsAndContinuationsDoNotStartBlocks) {
 }
 
 TEST(TopLevelSplit, GivesUpWhereItCannotSplitSafely) {
-  EXPECT_TRUE(split_top_level("x = (1,\nclass A:\n    pass\n").empty());         // bracket never closed
-  EXPECT_TRUE(split_top_level("s = '''\nclass A:\n    pass\n").empty());         // string never closed
-  EXPECT_TRUE(split_top_level("x = 1\rclass A:\r    pass\r").empty());           // lone carriage returns
+  EXPECT_TRUE(split_top_level("x = (1,\nclass A:\n    pass\n").empty());       // bracket never closed
+  EXPECT_TRUE(split_top_level("s = '''\nclass A:\n    pass\n").empty());       // string never closed
+  EXPECT_TRUE(split_top_level("x = 1\rclass A:\r    pass\r").empty());         // lone carriage returns
   EXPECT_EQ(split_top_level("x = 1\r\nclass A:\r\n    pass\r\n").size(), 2u);  // CRLF is fine
 }
 
@@ -93,8 +95,9 @@ TEST(SlicePlan, KeepsHeaderAnchoredBlocksAndTheirSameFileBases) {
   EXPECT_EQ(source.substr(plan.kept[1].begin, 10), "class Base");
   EXPECT_EQ(plan.kept[1].end, source.size());
   // Too little to drop: parse whole.
-  EXPECT_FALSE(plan_slices("import torch\nclass A:\n    pass\nclass B:\n    x = DynamicCache()\n", {"DynamicCache"})
-                   .sliced());
+  EXPECT_FALSE(
+      plan_slices("import torch\nclass A:\n    pass\nclass B:\n    x = DynamicCache()\n", {"DynamicCache"})
+          .sliced());
 }
 
 // The same facts at the same lines as the whole parse, for the classes that were kept.

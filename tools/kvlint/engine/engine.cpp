@@ -542,7 +542,8 @@ class ProjectRun {
           readable_matching([](const FileState& f) { return !f.facts || !f.dropped.empty(); });
       std::vector<char> hit(files_.size(), 0);
       parallel_over(holders, [&](std::size_t i) {
-        hit[i] = files_[i].facts ? dropped_contains_any(files_[i], needles) : contains_any(files_[i].content, needles);
+        hit[i] = files_[i].facts ? dropped_contains_any(files_[i], needles)
+                                 : contains_any(files_[i].content, needles);
       });
       std::vector<std::size_t> selected;
       for (std::size_t i : holders)
