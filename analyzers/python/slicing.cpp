@@ -218,29 +218,22 @@ std::vector<TopLevelBlock> split_top_level(std::string_view s) {
   return blocks;
 }
 
-SlicePlan plan_slices(std::string_view source, const std::vector<std::string>& anchors,
-                      uint32_t minimum_dropped_bytes) {
+SlicePlan plan_slices(std::string_view source, const NeedleSearch& anchors, uint32_t minimum_dropped_bytes) {
   SlicePlan plan;
   const std::vector<TopLevelBlock> blocks = split_top_level(source);
   if (blocks.size() < 2) return plan;
   std::vector<char> keep(blocks.size(), 0);
   for (std::size_t i = 0; i < blocks.size(); ++i) keep[i] = blocks[i].kind == TopLevelBlock::Kind::Other;
-  // Every occurrence of every anchor marks its block; the search resumes after that block.
+  // An anchor's occurrence marks its block; the search resumes after that block.
   auto block_of = [&](std::size_t offset) {
     auto it = std::upper_bound(blocks.begin(), blocks.end(), offset,
                                [](std::size_t o, const TopLevelBlock& b) { return o < b.slice.begin; });
     return static_cast<std::size_t>(it - blocks.begin()) - 1;
   };
-  for (const auto& anchor : anchors) {
-    if (anchor.empty()) continue;
-    std::size_t from = 0;
-    while (from < source.size()) {
-      const void* hit = ::memmem(source.data() + from, source.size() - from, anchor.data(), anchor.size());
-      if (!hit) break;
-      const std::size_t b = block_of(static_cast<std::size_t>(static_cast<const char*>(hit) - source.data()));
-      keep[b] = 1;
-      from = blocks[b].slice.end;
-    }
+  for (std::size_t at = anchors.find(source); at != std::string_view::npos;) {
+    const std::size_t b = block_of(at);
+    keep[b] = 1;
+    at = anchors.find(source, blocks[b].slice.end);
   }
   // Same-file bases of kept classes, transitively.
   std::unordered_multimap<std::string_view, std::size_t> classes;

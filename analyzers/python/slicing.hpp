@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzers/python/needle_search.hpp"
+
 namespace kvlint::python {
 
 // Bytes [begin, end) starting on line `row` (0-based) at column 0 and ending on line
@@ -51,7 +53,7 @@ struct SlicePlan {
 // `anchors`, and, transitively, the same-file classes a kept class names in its header
 // (its bases), so inheritance inside the file resolves as in a whole parse. Files below
 // `minimum_dropped_bytes` of droppable text are not sliced (the ranges cost more than they save).
-SlicePlan plan_slices(std::string_view source, const std::vector<std::string>& anchors,
+SlicePlan plan_slices(std::string_view source, const NeedleSearch& anchors,
                       uint32_t minimum_dropped_bytes = 4096);
 
 }  // namespace kvlint::python

@@ -83,11 +83,31 @@ TEST(TopLevelSplit, GivesUpWhereItCannotSplitSafely) {
   EXPECT_EQ(split_top_level("x = 1\r\nclass A:\r\n    pass\r\n").size(), 2u);  // CRLF is fine
 }
 
+// The sampled search finds exactly what one memmem per needle finds, wherever the
+// occurrence sits relative to the sampling grid, and falls back for needles under 4 bytes.
+TEST(NeedleSearch, AgreesWithMemmemAtEveryOffset) {
+  const std::vector<std::vector<std::string>> sets = {
+      {"use_cache", "DynamicCache", "kvlint", "cuda.graph"}, {"abc", "use_cache"}, {"zzzzzzzz"}};
+  for (const auto& needles : sets) {
+    const python::NeedleSearch search(needles);
+    for (const auto& needle : needles)
+      for (std::size_t pad = 0; pad < 12; ++pad)
+        for (std::size_t tail = 0; tail < 3; ++tail) {
+          const std::string text = std::string(pad, 'x') + "\n" + needle + std::string(tail, 'y');
+          EXPECT_EQ(search.find(text), pad + 1) << needle << " pad " << pad;
+          EXPECT_EQ(search.find(text, pad + 2), std::string::npos) << needle << " pad " << pad;
+          EXPECT_FALSE(search.found_in(text.substr(0, pad + needle.size())));  // cut short by one byte
+        }
+    EXPECT_FALSE(search.found_in("use_cach DynamicCach kvlin cuda.grap zzzzzzz ab"));
+    EXPECT_EQ(search.find(""), std::string::npos);
+  }
+}
+
 TEST(SlicePlan, KeepsHeaderAnchoredBlocksAndTheirSameFileBases) {
   const std::string source = "import torch\n" + filler("Unrelated") + "class Base(Root):\n    pass\n" +
                              "class Root:\n    pass\n" + "class Model(Base):\n    def f(self):\n" +
                              "        return DynamicCache()\n";
-  const auto plan = plan_slices(source, {"DynamicCache"});
+  const auto plan = plan_slices(source, python::NeedleSearch({"DynamicCache"}));
   ASSERT_TRUE(plan.sliced());
   ASSERT_EQ(plan.dropped.size(), 1u);
   EXPECT_EQ(source.substr(plan.dropped[0].begin, 16), "class Unrelated:");
@@ -95,9 +115,9 @@ TEST(SlicePlan, KeepsHeaderAnchoredBlocksAndTheirSameFileBases) {
   EXPECT_EQ(source.substr(plan.kept[1].begin, 10), "class Base");
   EXPECT_EQ(plan.kept[1].end, source.size());
   // Too little to drop: parse whole.
-  EXPECT_FALSE(
-      plan_slices("import torch\nclass A:\n    pass\nclass B:\n    x = DynamicCache()\n", {"DynamicCache"})
-          .sliced());
+  EXPECT_FALSE(plan_slices("import torch\nclass A:\n    pass\nclass B:\n    x = DynamicCache()\n",
+                           python::NeedleSearch({"DynamicCache"}))
+                   .sliced());
 }
 
 // The same facts at the same lines as the whole parse, for the classes that were kept.
@@ -106,7 +126,7 @@ TEST(SlicedAnalysis, FindingsKeepTheirLinesAfterSkippedBlocks) {
                              "TEXT = '''\nclass Fake:\n    x = DynamicCache()\n'''\n" +
                              "class Holder:\n    def __init__(self):\n        self.cache = DynamicCache()\n";
   const facts::Vocabulary vocabulary;
-  const std::vector<std::string> anchors = {"DynamicCache"};
+  const python::NeedleSearch anchors({"DynamicCache"});
   const auto plan = plan_slices(source, anchors);
   ASSERT_TRUE(plan.sliced());
   python::PythonAnalyzer analyzer(vocabulary);

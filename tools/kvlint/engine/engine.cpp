@@ -368,9 +368,10 @@ class ProjectRun {
 
   // The prefilter: files that contain no anchor cannot produce facts a rule reads.
   void prefilter(const std::vector<std::string>& anchors) {
-    const std::vector<std::string> cpp_anchors = cpp_prefilter_anchors(vocabulary_);
+    const python::NeedleSearch python_search(anchors);
+    const python::NeedleSearch cpp_search(cpp_prefilter_anchors(vocabulary_));
     parallel_over(readable_matching([](const FileState&) { return true; }), [&](std::size_t i) {
-      files_[i].anchor_hit = contains_any(files_[i].content, files_[i].is_cpp ? cpp_anchors : anchors);
+      files_[i].anchor_hit = (files_[i].is_cpp ? cpp_search : python_search).found_in(files_[i].content);
     });
   }
 
@@ -382,7 +383,7 @@ class ProjectRun {
     if (python.empty()) return;
     // One parser per worker thread, built lazily with this round's vocabulary.
     PerWorker<python::PythonAnalyzer> analyzers(workers_, [&] { return python::PythonAnalyzer(vocabulary); });
-    const std::vector<std::string> anchors = slice_anchors(vocabulary);
+    const python::NeedleSearch anchors(slice_anchors(vocabulary));
     parallel_over(python, [&](std::size_t i, unsigned worker) {
       FileState& state = files_[i];
       // Only files the prefilter passed are sliced; files analysed for widening are read whole.
