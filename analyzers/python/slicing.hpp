@@ -3,6 +3,7 @@
 // name an anchor, the module header, and the same-file bases of kept classes). The front
 // end hands the kept ranges to tree-sitter as included ranges, so every location keeps
 // its original line and column.
+// A syntax error inside a left-out block goes unreported, as in a file the prefilter skips.
 #pragma once
 
 #include <cstdint>
