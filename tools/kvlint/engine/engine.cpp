@@ -54,10 +54,17 @@ struct FileState {
   std::string module_name;
   std::optional<facts::FileFacts> facts;  // set once analysed
   std::vector<Diagnostic> analysis_diagnostics;
-  bool parsed = false;                       // went through the front end at least once this run
-  bool anchor_hit = false;                   // the prefilter: contains a vocabulary anchor
-  bool is_cpp = false;                       // analysed by the C++ front end
+  bool parsed = false;      // went through the front end at least once this run
+  bool anchor_hit = false;  // the prefilter: contains a vocabulary anchor
+  bool is_cpp = false;      // analysed by the C++ front end
   std::optional<std::vector<std::string>> defined_classes;  // names after `class `, scanned on demand
+  // Parse only what can matter: the top-level blocks the last Python analysis left out
+  // (python/slicing.hpp). Widening treats them like a skipped file's text: when one is
+  // needed (it defines a wanted base, or builds a capturing class) the file is analysed
+  // whole from then on.
+  std::vector<python::SourceSlice> dropped;
+  std::optional<std::vector<std::string>> dropped_classes;  // names after `class ` in `dropped`
+  bool whole = false;
 };
 
 // Where the configuration lives, for cache keys: equal settings in two
@@ -93,8 +100,9 @@ std::vector<std::string> prefilter_anchors(const facts::Vocabulary& v) {
   // Fewer anchors mean fewer passes over the bytes: one that contains another is
   // implied by it. (A bare "Cache" would be one pass, but lets a quarter more files
   // through to the parser on the transformers tree, which costs more than it saves.)
-  std::sort(anchors.begin(), anchors.end(),
-            [](const std::string& a, const std::string& b) { return a.size() < b.size() || (a.size() == b.size() && a < b); });
+  std::sort(anchors.begin(), anchors.end(), [](const std::string& a, const std::string& b) {
+    return a.size() < b.size() || (a.size() == b.size() && a < b);
+  });
   anchors.erase(std::unique(anchors.begin(), anchors.end()), anchors.end());
   std::vector<std::string> minimal;
   for (const auto& a : anchors)
@@ -110,6 +118,14 @@ std::vector<std::string> cpp_prefilter_anchors(const facts::Vocabulary& v) {
   std::vector<std::string> anchors = prefilter_anchors(v);
   for (const auto& name : v.cpp.kv_tensor_names) anchors.push_back(name);
   for (const char* fixed : {"cudaGraphInstantiate", "CUDAGraph"}) anchors.emplace_back(fixed);
+  return anchors;
+}
+
+// What marks a top-level block worth parsing: the prefilter's anchors, plus any `kvlint`
+// comment (a malformed suppression is reported, so its block must be parsed).
+std::vector<std::string> slice_anchors(const facts::Vocabulary& v) {
+  std::vector<std::string> anchors = prefilter_anchors(v);
+  anchors.emplace_back("kvlint");
   return anchors;
 }
 
@@ -132,8 +148,10 @@ std::vector<std::string> scan_class_names(std::string_view content) {
   // memmem, not string_view::find: find scans for 'c' and compares at each, slow on source text.
   auto next = [&](std::size_t from) -> std::size_t {
     if (from >= content.size()) return std::string_view::npos;
-    const void* hit = ::memmem(content.data() + from, content.size() - from, kKeyword.data(), kKeyword.size());
-    return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - content.data()) : std::string_view::npos;
+    const void* hit =
+        ::memmem(content.data() + from, content.size() - from, kKeyword.data(), kKeyword.size());
+    return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - content.data())
+               : std::string_view::npos;
   };
   for (std::size_t at = next(0); at != std::string_view::npos; at = next(at + 1)) {
     if (at > 0 && is_identifier_char(content[at - 1])) continue;
@@ -398,10 +416,11 @@ class ProjectRun {
 
   // The prefilter: files that contain no anchor cannot produce facts a rule reads.
   void prefilter(const std::vector<std::string>& anchors) {
-    const std::vector<std::string> cpp_anchors = cpp_prefilter_anchors(vocabulary_);
+    const python::NeedleSearch python_search(anchors);
+    const python::NeedleSearch cpp_search(cpp_prefilter_anchors(vocabulary_));
     parallel_over(readable_matching([](const FileState&) { return true; }), [&](std::size_t i) {
       const std::optional<std::string> content = reread(files_[i]);
-      files_[i].anchor_hit = content && contains_any(*content, files_[i].is_cpp ? cpp_anchors : anchors);
+      files_[i].anchor_hit = content && (files_[i].is_cpp ? cpp_search : python_search).found_in(*content);
     });
   }
 
@@ -413,12 +432,19 @@ class ProjectRun {
     if (python.empty()) return;
     // One parser per worker thread, built lazily with this round's vocabulary.
     PerWorker<python::PythonAnalyzer> analyzers(workers_, [&] { return python::PythonAnalyzer(vocabulary); });
+    const python::NeedleSearch anchors(slice_anchors(vocabulary));
     parallel_over(python, [&](std::size_t i, unsigned worker) {
       FileState& state = files_[i];
       const std::optional<std::string> content = reread(state);
       if (!content) return;
-      const std::string key = cache_key({*content, tool_identity_, config_fingerprint_, &vocabulary,
-                                         state.file.display, state.module_name, config_location_});
+      // Only files the prefilter passed are sliced; files analysed for widening are read whole.
+      python::SlicePlan plan;
+      if (state.anchor_hit && !state.whole) plan = python::plan_slices(*content, anchors);
+      state.dropped = plan.dropped;
+      state.dropped_classes.reset();
+      const std::string key =
+          cache_key({*content, tool_identity_, config_fingerprint_, &vocabulary, state.file.display,
+                     plan.sliced() ? state.module_name + "\nsliced" : state.module_name, config_location_});
       if (cache_) {
         if (auto hit = cache_->lookup(key)) {
           state.facts = std::move(hit->facts);
@@ -428,7 +454,8 @@ class ProjectRun {
       }
       CachedAnalysis analysis;
       try {
-        analysis.facts = analyzers.local(worker).analyze(state.file.display, *content, state.module_name);
+        analysis.facts =
+            analyzers.local(worker).analyze(state.file.display, *content, state.module_name, &plan);
       } catch (const std::exception& e) {
         // A front-end failure on one file must not take the run down.
         Diagnostic d;
@@ -449,7 +476,7 @@ class ProjectRun {
         d.message = problem.message;
         analysis.diagnostics.push_back(std::move(d));
       }
-      bytes_parsed_.fetch_add(content->size(), std::memory_order_relaxed);
+      bytes_parsed_.fetch_add(analyzers.local(worker).last_parsed_bytes(), std::memory_order_relaxed);
       if (cache_) cache_->store(key, state.file.absolute.string(), analysis);
       state.facts = std::move(analysis.facts);
       state.analysis_diagnostics = std::move(analysis.diagnostics);
@@ -466,7 +493,8 @@ class ProjectRun {
       facts::CppProjectSettings settings;
       settings.compile_database = compile_database_;
       settings.fallback_flags = config_.cpp.fallback_flags;
-      for (const auto& dir : config_.cpp.include_dirs) settings.fallback_include_dirs.push_back(config_.root / dir);
+      for (const auto& dir : config_.cpp.include_dirs)
+        settings.fallback_include_dirs.push_back(config_.root / dir);
       std::error_code ec;
       for (const fs::path& dir : {config_.root / "include", config_.root / "runtime" / "include"})
         if (fs::is_directory(dir, ec)) settings.fallback_include_dirs.push_back(dir);
@@ -481,9 +509,10 @@ class ProjectRun {
     }
     if (!analyzer) {
       // The reason (and the package to install) is the run's one `cpp-frontend` diagnostic.
-      const std::string why = cpp_module_ && cpp_module_->loaded()
-                                  ? std::string("the C++ front end module is stale; rebuild kvlint")
-                                  : std::string("the C++ front end is not available (see the cpp-frontend diagnostic)");
+      const std::string why =
+          cpp_module_ && cpp_module_->loaded()
+              ? std::string("the C++ front end module is stale; rebuild kvlint")
+              : std::string("the C++ front end is not available (see the cpp-frontend diagnostic)");
       for (std::size_t i : indices) {
         Diagnostic d;
         d.path = files_[i].file.display;
@@ -531,8 +560,8 @@ class ProjectRun {
         d.message = fmt::format(
             "analysed without full types: {} not found ({}{}); compiler errors suppressed, names matched as "
             "spelled",
-            cpp.missing_headers.size() == 1 ? "a header was" : "headers were", fmt::join(cpp.missing_headers, ", "),
-            cpp.missing_headers.size() >= 5 ? ", ..." : "");
+            cpp.missing_headers.size() == 1 ? "a header was" : "headers were",
+            fmt::join(cpp.missing_headers, ", "), cpp.missing_headers.size() >= 5 ? ", ..." : "");
         analysis.diagnostics.push_back(d);
       } else if (cpp.errors > 0) {
         d.kind = "compile-error";
@@ -565,8 +594,22 @@ class ProjectRun {
         needles.push_back(name + "(");
         needles.push_back(name + ".");
       }
-      analyse(containing_any(readable_matching([](const FileState& f) { return !f.facts; }), needles),
-              vocabulary_);
+      std::vector<std::size_t> holders =
+          readable_matching([](const FileState& f) { return !f.facts || !f.dropped.empty(); });
+      std::vector<char> hit(files_.size(), 0);
+      parallel_over(holders, [&](std::size_t i) {
+        const std::optional<std::string> content = reread(files_[i]);
+        if (!content) return;
+        hit[i] = files_[i].facts ? dropped_contains_any(files_[i], *content, needles)
+                                 : contains_any(*content, needles);
+      });
+      std::vector<std::size_t> selected;
+      for (std::size_t i : holders)
+        if (hit[i]) {
+          files_[i].whole = true;
+          selected.push_back(i);
+        }
+      analyse(selected, vocabulary_);
       // The classes that build the ones just searched for are the next level's targets.
       std::set<std::string> builders;
       for (const auto& f : files_)
@@ -577,6 +620,14 @@ class ProjectRun {
       for (const auto& name : built) builders.erase(name);
       built = std::move(builders);
     }
+  }
+
+  // Whether the blocks slicing left out of `f` (whose bytes are `content`) contain one of `needles`.
+  static bool dropped_contains_any(const FileState& f, std::string_view content,
+                                   const std::vector<std::string>& needles) {
+    return std::any_of(f.dropped.begin(), f.dropped.end(), [&](const python::SourceSlice& d) {
+      return contains_any(content.substr(d.begin, d.end - d.begin), needles);
+    });
   }
 
   std::vector<std::size_t> readable_matching(const std::function<bool(const FileState&)>& predicate) const {
@@ -624,18 +675,34 @@ class ProjectRun {
               }
         if (!wanted.empty()) {
           // The class-name scan runs only here, for files the prefilter skipped, and at most once each.
+          // Sliced files are searched in the blocks they left out.
           std::vector<std::size_t> unanalysed =
-              readable_matching([](const FileState& f) { return !f.facts; });
+              readable_matching([](const FileState& f) { return !f.facts || !f.dropped.empty(); });
           parallel_over(unanalysed, [&](std::size_t i) {
-            if (files_[i].defined_classes) return;
-            const std::optional<std::string> content = reread(files_[i]);
-            files_[i].defined_classes = content ? scan_class_names(*content) : std::vector<std::string>();
+            FileState& f = files_[i];
+            const bool scan_whole = !f.facts && !f.defined_classes;
+            const bool scan_dropped = f.facts && !f.dropped_classes;
+            if (!scan_whole && !scan_dropped) return;
+            const std::optional<std::string> content = reread(f);
+            if (scan_whole)
+              f.defined_classes = content ? scan_class_names(*content) : std::vector<std::string>();
+            if (scan_dropped) {
+              std::vector<std::string> names;
+              if (content)
+                for (const auto& d : f.dropped)
+                  for (auto& name :
+                       scan_class_names(std::string_view(*content).substr(d.begin, d.end - d.begin)))
+                    names.push_back(std::move(name));
+              f.dropped_classes = std::move(names);
+            }
           });
           auto candidates = readable_matching([&](const FileState& f) {
-            if (f.facts) return false;
-            return std::any_of(f.defined_classes->begin(), f.defined_classes->end(),
+            if (f.facts && f.dropped.empty()) return false;
+            const auto& names = f.facts ? *f.dropped_classes : *f.defined_classes;
+            return std::any_of(names.begin(), names.end(),
                                [&](const std::string& name) { return wanted.count(name) > 0; });
           });
+          for (std::size_t i : candidates) files_[i].whole = true;
           if (!candidates.empty()) {
             ++base_rounds;
             analyse(candidates, vocabulary_);
@@ -911,11 +978,11 @@ CheckResult run_check(const CheckOptions& options) {
                                        [](const auto& project) { return project->saw_changes(); });
   if (use_memo && caches_saved && !saw_changes) {
     std::string error;
-    if (!save_run_memo(cache_dir_of(*projects.front()), memo_key,
-                       RunMemo{result.findings, result.diagnostics, result.suppressed,
-                               result.stats.files_parsed + result.stats.files_cached,
-                               result.stats.files_skipped},
-                       error))
+    if (!save_run_memo(
+            cache_dir_of(*projects.front()), memo_key,
+            RunMemo{result.findings, result.diagnostics, result.suppressed,
+                    result.stats.files_parsed + result.stats.files_cached, result.stats.files_skipped},
+            error))
       result.notes.push_back(fmt::format("caching disabled: cannot write the cache: {}", error));
   }
   keep_reported();

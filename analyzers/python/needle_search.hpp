@@ -1,0 +1,39 @@
+// Finds any of a fixed set of byte strings in a text in one pass: the prefilter's and the
+// slicer's anchor search. One memmem per needle read the text once per needle (about 25
+// passes); this samples a 4-byte window every (shortest needle - 3) bytes and looks it up
+// in a table of every needle's 4-byte windows, so an occurrence is always sampled once and
+// most of the text is touched by one load.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvlint::python {
+
+class NeedleSearch {
+ public:
+  explicit NeedleSearch(std::vector<std::string> needles);
+
+  // Start of an occurrence of some needle at or after `from`; no occurrence starts before it
+  // in an earlier line. npos when there is none.
+  std::size_t find(std::string_view text, std::size_t from = 0) const;
+  bool found_in(std::string_view text) const { return find(text) != std::string_view::npos; }
+
+ private:
+  struct Window {
+    uint16_t hash;
+    uint16_t offset;  // of the window in the needle
+    uint32_t needle;
+  };
+  std::size_t find_sampled(std::string_view text, std::size_t from) const;
+
+  std::vector<std::string> needles_;
+  std::vector<Window> windows_;   // sorted by hash
+  std::vector<uint8_t> present_;  // by hash: some window has it
+  std::size_t stride_ = 0;        // 0: some needle is too short to sample; memmem each
+};
+
+}  // namespace kvlint::python

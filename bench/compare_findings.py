@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Byte-compare kvlint's JSON findings of two binaries on the trees a front-end change must not alter.
+
+    bench/compare_findings.py REFERENCE_KVLINT [CANDIDATE_KVLINT]
+
+CANDIDATE defaults to build/kvlint. Copy a binary together with the C++ front-end module
+beside it (libkvlint_cpp_frontend.so), which it loads from its own directory; without it the
+C++ files give other diagnostics. Runs `kvlint check --no-cache --exit-zero --format json`
+with each binary on: this repository, examples/models, transformers 4.57.6 and vllm-omni 0.30.0
+(~/.cache/kvlint/corpus) and the bench corpus (transformers + stdlib, under
+$KVLINT_BENCH_HOME, default ~/.cache/kvlint/bench-speed). Trees that are absent are
+reported as skipped. Exit 0 when every present tree gives byte-identical output, 1 otherwise
+(the differing outputs are kept under /tmp/kvlint-compare-findings/ for a diff).
+Standard library only.
+"""
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CACHE = Path.home() / ".cache" / "kvlint"
+BENCH_HOME = Path(os.environ.get("KVLINT_BENCH_HOME", CACHE / "bench-speed"))
+KEEP = Path("/tmp/kvlint-compare-findings")
+
+
+def trees():
+    bench = sorted(BENCH_HOME.glob("corpus-transformers-*-stdlib-*"))
+    yield "repository", REPO, ["."]
+    yield "examples/models", REPO, ["examples/models"]
+    yield "transformers-4.57.6", CACHE / "corpus" / "transformers-4.57.6", ["."]
+    yield "vllm-omni-0.30.0", CACHE / "corpus" / "vllm-omni-0.30.0", ["."]
+    if bench:
+        yield "bench corpus", bench[-1], ["transformers", "stdlib"]
+
+
+def run(binary, cwd, paths):
+    start = time.monotonic()
+    done = subprocess.run([str(binary), "check", "--no-cache", "--exit-zero", "--format", "json", *paths],
+                          cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    if done.returncode != 0:
+        sys.exit(f"{binary} failed on {cwd}: exit {done.returncode}\n{done.stderr.decode(errors='replace')}")
+    return done.stdout, time.monotonic() - start
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    reference = Path(sys.argv[1]).resolve()
+    candidate = Path(sys.argv[2] if len(sys.argv) == 3 else REPO / "build" / "kvlint").resolve()
+    differing = 0
+    for name, cwd, paths in trees():
+        if not all((cwd / p).exists() for p in paths):
+            print(f"{name:22} skipped (not present: {cwd})")
+            continue
+        ref, ref_s = run(reference, cwd, paths)
+        new, new_s = run(candidate, cwd, paths)
+        same = ref == new
+        print(f"{name:22} {'identical' if same else 'DIFFERENT'}  {len(ref):>9} bytes  "
+              f"reference {ref_s:6.2f} s  candidate {new_s:6.2f} s")
+        if not same:
+            differing += 1
+            KEEP.mkdir(exist_ok=True)
+            slug = name.replace("/", "_").replace(" ", "_")
+            (KEEP / f"{slug}.reference.json").write_bytes(ref)
+            (KEEP / f"{slug}.candidate.json").write_bytes(new)
+    if differing:
+        print(f"{differing} tree(s) differ; outputs in {KEEP}")
+    return 1 if differing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
