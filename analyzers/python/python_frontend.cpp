@@ -31,26 +31,6 @@ struct PythonAnalyzer::Impl {
   ParserPtr parser;
   std::unordered_set<std::string_view> cache_names;
   uint64_t last_steps = 0;
-  uint64_t last_parsed_bytes = 0;
-
-  // The kept ranges of `plan`, or the whole source; null when the parser gives up.
-  TreePtr parse(std::string_view source, const SlicePlan* plan) {
-    std::vector<TSRange> ranges;
-    uint64_t kept_bytes = 0;
-    if (plan && plan->sliced())
-      for (const SourceSlice& k : plan->kept) {
-        ranges.push_back({TSPoint{k.row, 0}, TSPoint{k.end_row, k.end_column}, k.begin, k.end});
-        kept_bytes += k.end - k.begin;
-      }
-    if (!ranges.empty() &&
-        !ts_parser_set_included_ranges(parser.get(), ranges.data(), static_cast<uint32_t>(ranges.size())))
-      ranges.clear();
-    TreePtr tree(
-        ts_parser_parse_string(parser.get(), nullptr, source.data(), static_cast<uint32_t>(source.size())));
-    if (!ranges.empty()) ts_parser_set_included_ranges(parser.get(), nullptr, 0);
-    last_parsed_bytes += ranges.empty() ? source.size() : kept_bytes;
-    return tree;
-  }
 
   Impl(const facts::Vocabulary& v, AnalysisBudget b) : vocabulary(v), budget(b), parser(ts_parser_new()) {
     ts_parser_set_language(parser.get(), grammar.language);
@@ -72,14 +52,9 @@ uint64_t PythonAnalyzer::last_steps() const {
   return impl_->last_steps;
 }
 
-uint64_t PythonAnalyzer::last_parsed_bytes() const {
-  return impl_->last_parsed_bytes;
-}
-
 facts::FileFacts PythonAnalyzer::analyze(std::string_view path, std::string_view source,
-                                         std::string module_name, const SlicePlan* plan) {
+                                         std::string module_name) {
   impl_->last_steps = 0;
-  impl_->last_parsed_bytes = 0;
   facts::FileFacts out;
   out.path = std::string(path);
   out.language = facts::Language::Python;
@@ -88,9 +63,8 @@ facts::FileFacts PythonAnalyzer::analyze(std::string_view path, std::string_view
     out.parse_problems.push_back({facts::Location{out.path, 1, 1, 1, 1}, "file too large to parse"});
     return out;
   }
-  TreePtr tree = impl_->parse(source, plan);
-  if (tree && plan && plan->sliced() && ts_node_has_error(ts_tree_root_node(tree.get())))
-    tree = impl_->parse(source, nullptr);
+  TreePtr tree(ts_parser_parse_string(impl_->parser.get(), nullptr, source.data(),
+                                      static_cast<uint32_t>(source.size())));
   if (!tree) {
     out.parse_problems.push_back({facts::Location{out.path, 1, 1, 1, 1}, "parser gave up"});
     return out;

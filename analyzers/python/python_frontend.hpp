@@ -9,7 +9,6 @@
 
 #include "analyzers/facts/facts.hpp"
 #include "analyzers/facts/vocabulary.hpp"
-#include "analyzers/python/slicing.hpp"
 
 namespace kvlint::python {
 
@@ -44,15 +43,10 @@ class PythonAnalyzer {
   PythonAnalyzer(const PythonAnalyzer&) = delete;
   PythonAnalyzer& operator=(const PythonAnalyzer&) = delete;
 
-  // Same contract as the free function analyze(). With a `plan` that drops something, only
-  // its kept ranges are parsed (locations unchanged); if that parse has a syntax error the
-  // file is parsed whole instead, so slicing never reports an error a whole parse would not.
-  facts::FileFacts analyze(std::string_view path, std::string_view source, std::string module_name = {},
-                           const SlicePlan* plan = nullptr);
+  // Same contract as the free function analyze().
+  facts::FileFacts analyze(std::string_view path, std::string_view source, std::string module_name = {});
   // Analysis steps the last analyze() took (0 when it did not walk a tree).
   uint64_t last_steps() const;
-  // Source bytes the last analyze() handed to the parser (both parses when it fell back).
-  uint64_t last_parsed_bytes() const;
 
  private:
   struct Impl;

@@ -26,6 +26,7 @@
 #include "rules/registry.hpp"
 #include "tools/kvlint/engine/cpp_module.hpp"
 #include "tools/kvlint/engine/discovery.hpp"
+#include "tools/kvlint/engine/needle_search.hpp"
 #include "tools/kvlint/engine/result_cache.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
 #include "tools/kvlint/engine/suppressions.hpp"
@@ -58,13 +59,6 @@ struct FileState {
   bool anchor_hit = false;  // the prefilter: contains a vocabulary anchor
   bool is_cpp = false;      // analysed by the C++ front end
   std::optional<std::vector<std::string>> defined_classes;  // names after `class `, scanned on demand
-  // Parse only what can matter: the top-level blocks the last Python analysis left out
-  // (python/slicing.hpp). Widening treats them like a skipped file's text: when one is
-  // needed (it defines a wanted base, or builds a capturing class) the file is analysed
-  // whole from then on.
-  std::vector<python::SourceSlice> dropped;
-  std::optional<std::vector<std::string>> dropped_classes;  // names after `class ` in `dropped`
-  bool whole = false;
 };
 
 // Where the configuration lives, for cache keys: equal settings in two
@@ -118,14 +112,6 @@ std::vector<std::string> cpp_prefilter_anchors(const facts::Vocabulary& v) {
   std::vector<std::string> anchors = prefilter_anchors(v);
   for (const auto& name : v.cpp.kv_tensor_names) anchors.push_back(name);
   for (const char* fixed : {"cudaGraphInstantiate", "CUDAGraph"}) anchors.emplace_back(fixed);
-  return anchors;
-}
-
-// What marks a top-level block worth parsing: the prefilter's anchors, plus any `kvlint`
-// comment (a malformed suppression is reported, so its block must be parsed).
-std::vector<std::string> slice_anchors(const facts::Vocabulary& v) {
-  std::vector<std::string> anchors = prefilter_anchors(v);
-  anchors.emplace_back("kvlint");
   return anchors;
 }
 
@@ -416,8 +402,8 @@ class ProjectRun {
 
   // The prefilter: files that contain no anchor cannot produce facts a rule reads.
   void prefilter(const std::vector<std::string>& anchors) {
-    const python::NeedleSearch python_search(anchors);
-    const python::NeedleSearch cpp_search(cpp_prefilter_anchors(vocabulary_));
+    const NeedleSearch python_search(anchors);
+    const NeedleSearch cpp_search(cpp_prefilter_anchors(vocabulary_));
     parallel_over(readable_matching([](const FileState&) { return true; }), [&](std::size_t i) {
       const std::optional<std::string> content = reread(files_[i]);
       files_[i].anchor_hit = content && (files_[i].is_cpp ? cpp_search : python_search).found_in(*content);
@@ -432,19 +418,12 @@ class ProjectRun {
     if (python.empty()) return;
     // One parser per worker thread, built lazily with this round's vocabulary.
     PerWorker<python::PythonAnalyzer> analyzers(workers_, [&] { return python::PythonAnalyzer(vocabulary); });
-    const python::NeedleSearch anchors(slice_anchors(vocabulary));
     parallel_over(python, [&](std::size_t i, unsigned worker) {
       FileState& state = files_[i];
       const std::optional<std::string> content = reread(state);
       if (!content) return;
-      // Only files the prefilter passed are sliced; files analysed for widening are read whole.
-      python::SlicePlan plan;
-      if (state.anchor_hit && !state.whole) plan = python::plan_slices(*content, anchors);
-      state.dropped = plan.dropped;
-      state.dropped_classes.reset();
-      const std::string key =
-          cache_key({*content, tool_identity_, config_fingerprint_, &vocabulary, state.file.display,
-                     plan.sliced() ? state.module_name + "\nsliced" : state.module_name, config_location_});
+      const std::string key = cache_key({*content, tool_identity_, config_fingerprint_, &vocabulary,
+                                         state.file.display, state.module_name, config_location_});
       if (cache_) {
         if (auto hit = cache_->lookup(key)) {
           state.facts = std::move(hit->facts);
@@ -454,8 +433,7 @@ class ProjectRun {
       }
       CachedAnalysis analysis;
       try {
-        analysis.facts =
-            analyzers.local(worker).analyze(state.file.display, *content, state.module_name, &plan);
+        analysis.facts = analyzers.local(worker).analyze(state.file.display, *content, state.module_name);
       } catch (const std::exception& e) {
         // A front-end failure on one file must not take the run down.
         Diagnostic d;
@@ -476,7 +454,7 @@ class ProjectRun {
         d.message = problem.message;
         analysis.diagnostics.push_back(std::move(d));
       }
-      bytes_parsed_.fetch_add(analyzers.local(worker).last_parsed_bytes(), std::memory_order_relaxed);
+      bytes_parsed_.fetch_add(content->size(), std::memory_order_relaxed);
       if (cache_) cache_->store(key, state.file.absolute.string(), analysis);
       state.facts = std::move(analysis.facts);
       state.analysis_diagnostics = std::move(analysis.diagnostics);
@@ -594,22 +572,8 @@ class ProjectRun {
         needles.push_back(name + "(");
         needles.push_back(name + ".");
       }
-      std::vector<std::size_t> holders =
-          readable_matching([](const FileState& f) { return !f.facts || !f.dropped.empty(); });
-      std::vector<char> hit(files_.size(), 0);
-      parallel_over(holders, [&](std::size_t i) {
-        const std::optional<std::string> content = reread(files_[i]);
-        if (!content) return;
-        hit[i] = files_[i].facts ? dropped_contains_any(files_[i], *content, needles)
-                                 : contains_any(*content, needles);
-      });
-      std::vector<std::size_t> selected;
-      for (std::size_t i : holders)
-        if (hit[i]) {
-          files_[i].whole = true;
-          selected.push_back(i);
-        }
-      analyse(selected, vocabulary_);
+      analyse(containing_any(readable_matching([](const FileState& f) { return !f.facts; }), needles),
+              vocabulary_);
       // The classes that build the ones just searched for are the next level's targets.
       std::set<std::string> builders;
       for (const auto& f : files_)
@@ -620,14 +584,6 @@ class ProjectRun {
       for (const auto& name : built) builders.erase(name);
       built = std::move(builders);
     }
-  }
-
-  // Whether the blocks slicing left out of `f` (whose bytes are `content`) contain one of `needles`.
-  static bool dropped_contains_any(const FileState& f, std::string_view content,
-                                   const std::vector<std::string>& needles) {
-    return std::any_of(f.dropped.begin(), f.dropped.end(), [&](const python::SourceSlice& d) {
-      return contains_any(content.substr(d.begin, d.end - d.begin), needles);
-    });
   }
 
   std::vector<std::size_t> readable_matching(const std::function<bool(const FileState&)>& predicate) const {
@@ -675,34 +631,18 @@ class ProjectRun {
               }
         if (!wanted.empty()) {
           // The class-name scan runs only here, for files the prefilter skipped, and at most once each.
-          // Sliced files are searched in the blocks they left out.
           std::vector<std::size_t> unanalysed =
-              readable_matching([](const FileState& f) { return !f.facts || !f.dropped.empty(); });
+              readable_matching([](const FileState& f) { return !f.facts; });
           parallel_over(unanalysed, [&](std::size_t i) {
-            FileState& f = files_[i];
-            const bool scan_whole = !f.facts && !f.defined_classes;
-            const bool scan_dropped = f.facts && !f.dropped_classes;
-            if (!scan_whole && !scan_dropped) return;
-            const std::optional<std::string> content = reread(f);
-            if (scan_whole)
-              f.defined_classes = content ? scan_class_names(*content) : std::vector<std::string>();
-            if (scan_dropped) {
-              std::vector<std::string> names;
-              if (content)
-                for (const auto& d : f.dropped)
-                  for (auto& name :
-                       scan_class_names(std::string_view(*content).substr(d.begin, d.end - d.begin)))
-                    names.push_back(std::move(name));
-              f.dropped_classes = std::move(names);
-            }
+            if (files_[i].defined_classes) return;
+            const std::optional<std::string> content = reread(files_[i]);
+            files_[i].defined_classes = content ? scan_class_names(*content) : std::vector<std::string>();
           });
           auto candidates = readable_matching([&](const FileState& f) {
-            if (f.facts && f.dropped.empty()) return false;
-            const auto& names = f.facts ? *f.dropped_classes : *f.defined_classes;
-            return std::any_of(names.begin(), names.end(),
+            if (f.facts) return false;
+            return std::any_of(f.defined_classes->begin(), f.defined_classes->end(),
                                [&](const std::string& name) { return wanted.count(name) > 0; });
           });
-          for (std::size_t i : candidates) files_[i].whole = true;
           if (!candidates.empty()) {
             ++base_rounds;
             analyse(candidates, vocabulary_);

@@ -1,5 +1,5 @@
-// Finds any of a fixed set of byte strings in a text in one pass: the prefilter's and the
-// slicer's anchor search. One memmem per needle read the text once per needle (about 25
+// Finds any of a fixed set of byte strings in a text in one pass: the prefilter's anchor
+// search. One memmem per needle read the text once per needle (about 25
 // passes); this samples a 4-byte window every (shortest needle - 3) bytes and looks it up
 // in a table of every needle's 4-byte windows, so an occurrence is always sampled once and
 // most of the text is touched by one load.
@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace kvlint::python {
+namespace kvlint {
 
 class NeedleSearch {
  public:
@@ -36,4 +36,4 @@ class NeedleSearch {
   std::size_t stride_ = 0;        // 0: some needle is too short to sample; memmem each
 };
 
-}  // namespace kvlint::python
+}  // namespace kvlint

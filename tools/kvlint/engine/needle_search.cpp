@@ -1,12 +1,12 @@
 // NeedleSearch (needle_search.hpp).
-#include "analyzers/python/needle_search.hpp"
+#include "tools/kvlint/engine/needle_search.hpp"
 
 #include <string.h>
 
 #include <algorithm>
 #include <cstring>
 
-namespace kvlint::python {
+namespace kvlint {
 namespace {
 
 constexpr std::size_t kWindow = 4;
@@ -72,4 +72,4 @@ std::size_t NeedleSearch::find_sampled(std::string_view text, std::size_t from) 
   return std::string_view::npos;
 }
 
-}  // namespace kvlint::python
+}  // namespace kvlint
