@@ -20,7 +20,8 @@ derived from (`spec_from_hf_config(X, ...)`) with the config the cache is built 
 It fires when the last attribute components differ (`self.config` vs `self.text_config`,
 `self.config` vs `self.talker_config`). `config` in one method and `self.config` in another
 compare equal, as do `self._llm_config` and the `llm_config` parameter it was set from (leading
-underscores are ignored), and `self._llm_config` in the owner and `self.gen._llm_config` in a holder.
+and trailing underscores are ignored, so C++'s member `config_` matches the parameter `config`),
+and `self._llm_config` in the owner and `self.gen._llm_config` in a holder.
 A spec declared by a holder is compared only when its config path reaches into the held object
 (`self.gen._llm_config`): a holder's `self.config.codec_config` may well be what it passed to the
 held class as that class's `self.config`, and the facts do not say.
@@ -47,13 +48,15 @@ spec_from_hf_config(self.talker_config, name="talker_static_cache", ...)
 Pass the same config object to `spec_from_hf_config()` that the cache constructor receives.
 )doc"};
 
-// Last dotted component without leading underscores: `self._llm_config` and the
-// `llm_config` parameter it was set from compare equal.
+// Last dotted component without leading or trailing underscores: `self._llm_config` and the
+// `llm_config` parameter it was set from compare equal, as do C++'s member `config_` and the
+// constructor parameter `config` it was initialised from.
 std::string last_component(const facts::Expression& e) {
   // A local alias (`cfg = self._llm_config`) compares as what it holds.
   std::string text = ss::without_whitespace(e.alias_of.empty() ? e.text : e.alias_of);
   std::string_view tail = facts::simple_name(text);
   while (tail.starts_with('_')) tail.remove_prefix(1);
+  while (tail.ends_with('_')) tail.remove_suffix(1);
   return std::string(tail);
 }
 
