@@ -4,8 +4,35 @@
 
 namespace kvlint::python::detail {
 
+// Where an import may go in a module that has none at top level: after a leading `#!` or
+// coding line (the first two lines) and after the module docstring, which must stay the
+// first statement to remain the docstring. A top-level import seen later moves it below.
+uint32_t FileWalker::module_header_end(TSNode root) const {
+  uint32_t at = 0;
+  const uint32_t count = ts_node_named_child_count(root);
+  for (uint32_t i = 0; i < count; ++i) {
+    const TSNode child = ts_node_named_child(root, i);
+    if (sym(child) == Sym::Comment) {
+      const std::string_view line = text(child);
+      if (ts_node_start_point(child).row > 1 ||
+          !(line.starts_with("#!") || line.find("coding") != std::string_view::npos))
+        break;
+      at = after_line_end(ts_node_end_byte(child));
+      continue;
+    }
+    if (sym(child) == Sym::ExpressionStatement && ts_node_named_child_count(child) == 1) {
+      const Sym inner = sym(ts_node_named_child(child, 0));
+      if (inner == Sym::String || inner == Sym::ConcatenatedString)
+        at = after_line_end(ts_node_end_byte(child));
+    }
+    break;
+  }
+  return at;
+}
+
 void FileWalker::run(TSNode root) {
   has_errors_ = ts_node_has_error(root);
+  out_.import_insert_byte = module_header_end(root);
   Cursor cursor(root);
   enter(root, 0);
   for (;;) {

@@ -334,6 +334,7 @@ class FileWalker {
   void on_class(TSNode node);
   void fill_body_position(TSNode class_node, facts::ClassFact& cls) const;
   uint32_t after_line_end(uint32_t byte) const;
+  uint32_t module_header_end(TSNode root) const;
   void fill_suppression_spans(TSNode comment, facts::Suppression& s) const;
   void on_function(TSNode node);
   std::string annotated_class(TSNode type);
