@@ -16,12 +16,9 @@
 #include <vector>
 
 #include "analyzers/cpp/cpp_frontend.hpp"
+#include "fuzz/facts_through_rules.hpp"
 #include "fuzz/scratch_dir.hpp"
-#include "analyzers/facts/facts_json.hpp"
-#include "analyzers/facts/project.hpp"
-#include "rules/registry.hpp"
 #include "tools/kvlint/config/config.hpp"
-#include "tools/kvlint/engine/suppressions.hpp"
 
 namespace {
 
@@ -91,19 +88,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   kvlint::facts::FileFacts facts = std::move(analysis.facts);
   facts.module_name = "src.model";
 
-  const nlohmann::json encoded = kvlint::facts::to_json(facts);
-  if (kvlint::facts::to_json(kvlint::facts::file_facts_from_json(encoded)) != encoded) {
-    std::fputs("facts JSON does not round-trip\n", stderr);
-    std::abort();
-  }
-
-  std::vector<kvlint::facts::FileFacts> files;
-  files.push_back(std::move(facts));
-  kvlint::facts::Project project(std::move(files), config.vocabulary);
-  std::vector<kvlint::Finding> findings;
-  for (const auto& rule : rules) rule->check(project, findings);
-  std::vector<const kvlint::facts::FileFacts*> analysed;
-  for (const auto& file : project.files()) analysed.push_back(&file);
-  kvlint::apply_suppressions(std::move(findings), analysed, config);
+  kvlint::fuzz::check_facts_through_rules(std::move(facts), config, rules);
   return 0;
 }

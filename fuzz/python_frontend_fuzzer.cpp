@@ -3,17 +3,13 @@
 // facts JSON promises an exact round trip, and rules must take any facts.
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <string_view>
 #include <vector>
 
-#include "analyzers/facts/facts_json.hpp"
-#include "analyzers/facts/project.hpp"
 #include "analyzers/python/python_frontend.hpp"
-#include "rules/registry.hpp"
+#include "fuzz/facts_through_rules.hpp"
 #include "tools/kvlint/config/config.hpp"
-#include "tools/kvlint/engine/suppressions.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   static const kvlint::Config config;
@@ -23,19 +19,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const std::string_view source(reinterpret_cast<const char*>(data), size);
   kvlint::facts::FileFacts facts = analyzer.analyze("pkg/fuzzed.py", source, "pkg.fuzzed");
 
-  const nlohmann::json encoded = kvlint::facts::to_json(facts);
-  if (kvlint::facts::to_json(kvlint::facts::file_facts_from_json(encoded)) != encoded) {
-    std::fputs("facts JSON does not round-trip\n", stderr);
-    std::abort();
-  }
-
-  std::vector<kvlint::facts::FileFacts> files;
-  files.push_back(std::move(facts));
-  kvlint::facts::Project project(std::move(files), config.vocabulary);
-  std::vector<kvlint::Finding> findings;
-  for (const auto& rule : rules) rule->check(project, findings);
-  std::vector<const kvlint::facts::FileFacts*> analysed;
-  for (const auto& file : project.files()) analysed.push_back(&file);
-  kvlint::apply_suppressions(std::move(findings), analysed, config);
+  kvlint::fuzz::check_facts_through_rules(std::move(facts), config, rules);
   return 0;
 }
