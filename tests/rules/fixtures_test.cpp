@@ -43,7 +43,9 @@ struct Fixture {
 };
 
 // Readable names in test listings instead of gtest's byte dump.
-void PrintTo(const Fixture& fx, std::ostream* os) { *os << fx.path.generic_string(); }
+void PrintTo(const Fixture& fx, std::ostream* os) {
+  *os << fx.path.generic_string();
+}
 
 // (path relative to the fixture, line, code)
 using Expectation = std::tuple<std::string, uint32_t, std::string>;
@@ -69,7 +71,8 @@ std::vector<Fixture> discover() {
 }
 
 bool is_source(const fs::path& path) {
-  static const std::set<std::string> kExtensions = {".py", ".cpp", ".cc", ".cxx", ".cu", ".h", ".hpp", ".cuh"};
+  static const std::set<std::string> kExtensions = {".py", ".cpp", ".cc",  ".cxx",
+                                                    ".cu", ".h",   ".hpp", ".cuh"};
   return kExtensions.count(path.extension().string()) > 0;
 }
 
@@ -171,7 +174,8 @@ TEST_P(RuleFixture, FindingsMatchInlineExpectations) {
     details += "  " + f.loc.file + ":" + std::to_string(f.loc.line) + ": " + f.code + " " + f.message + "\n";
   }
   for (const auto& d : result.diagnostics)
-    if (d.kind != "parse-error" && d.kind != "degraded") details += "  diagnostic: " + d.path + ": " + d.message + "\n";
+    if (d.kind != "parse-error" && d.kind != "degraded")
+      details += "  diagnostic: " + d.path + ": " + d.message + "\n";
 
   if (fx.fires) {
     EXPECT_FALSE(expected.empty()) << fx.path << ": a fire_ fixture needs `# expect:` comments";
@@ -179,8 +183,9 @@ TEST_P(RuleFixture, FindingsMatchInlineExpectations) {
     EXPECT_TRUE(expected.empty()) << fx.path << ": a silent_ fixture must not expect findings";
   }
   EXPECT_EQ(actual, expected) << fx.path << "\nfindings:\n" << details;
-  for (const auto& [where, pieces] : messages)
-    for (const auto& piece : pieces) {
+  for (const auto& entry : messages) {
+    const Expectation& where = entry.first;  // a named variable: clang 14 cannot capture a structured binding
+    for (const auto& piece : entry.second) {
       const bool found = std::any_of(result.findings.begin(), result.findings.end(), [&](const auto& f) {
         return Expectation{relative_to(f.loc.file, fx), f.loc.line, f.code} == where &&
                f.message.find(piece) != std::string::npos;
@@ -189,6 +194,7 @@ TEST_P(RuleFixture, FindingsMatchInlineExpectations) {
                          << " message contains \"" << piece << "\"\nfindings:\n"
                          << details;
     }
+  }
 }
 
 std::string fixture_name(const ::testing::TestParamInfo<Fixture>& info) {
