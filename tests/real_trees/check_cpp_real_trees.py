@@ -17,12 +17,12 @@ its authors wrote them: headers and sources apart), why it was picked (`picked`)
                what it is (`what`), and `if_missed`: why a front end misses it, where it does.
   [[finding]]  generated below the marker line by `--update`: every finding kvlint gives on the
                C++ files, each with a `verdict` (true-problem, false-positive, by-design) and a
-               `reason`. `--update` rewrites only this part (and `[result]`), keeping the verdict
+               `reason`. `--update` rewrites only this part (and `[result]`: analysed files, diagnostics by kind), keeping the verdict
                and reason of each finding it finds again (same code, path and line, else same
                code, path and owner), and leaves new findings with an empty verdict to triage.
 
 The test fails on any new or lost finding, a finding without a verdict, a changed number of
-analysed files, C++ that was not analysed at all, an anchor whose text is no longer on its line,
+analysed files or of diagnostics of a kind (degraded, compile-error), C++ that was not analysed at all, an anchor whose text is no longer on its line,
 or a real site that no finding reaches and that has no `if_missed`. It prints, per code base, the
 findings by code and what kvlint reports at each site.
 
@@ -130,12 +130,21 @@ def toml_str(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a TOML basic string
 
 
-def render_findings(actual: dict, old: list[dict], sites: list[dict], files: int) -> str:
+def diagnostic_kinds(report: dict) -> dict[str, int]:
+    kinds: dict[str, int] = {}
+    for d in report.get("diagnostics", []):
+        kinds[d["kind"]] = kinds.get(d["kind"], 0) + 1
+    return dict(sorted(kinds.items()))
+
+
+def render_findings(actual: dict, old: list[dict], sites: list[dict], files: int,
+                    kinds: dict[str, int]) -> str:
     by_line = {(e["code"], e["path"], e["line"]): e for e in old}
     by_owner: dict[tuple[str, str, str], list[dict]] = {}
     for e in old:
         by_owner.setdefault((e["code"], e["path"], e.get("owner", "")), []).append(e)
-    out = [MARKER, "", "[result]", f"files = {files}", ""]
+    table = ", ".join(f"{toml_str(k)} = {n}" for k, n in kinds.items())
+    out = [MARKER, "", "[result]", f"files = {files}", f"diagnostics = {{ {table} }}", ""]
     for key in sorted(actual):
         f = actual[key]
         prior = by_line.get(key)
@@ -185,8 +194,8 @@ def one_tree(toml_path: Path, kvlint: Path, update: bool) -> bool:
 
     if update:
         head = text.split(MARKER)[0].rstrip() + "\n\n"
-        toml_path.write_text(head + render_findings(actual, expected.get("finding", []), sites, files),
-                             encoding="utf-8")
+        toml_path.write_text(head + render_findings(actual, expected.get("finding", []), sites, files,
+                                                    diagnostic_kinds(report)), encoding="utf-8")
         expected = tomllib.loads(toml_path.read_text(encoding="utf-8"))
 
     want = {(e["code"], e["path"], e["line"]): e for e in expected.get("finding", [])}
@@ -202,8 +211,11 @@ def one_tree(toml_path: Path, kvlint: Path, update: bool) -> bool:
                             f"[{e['owner']}] site={e.get('site') or '-'}")
         elif not e.get("reason"):
             problems.append(f"finding without a reason: {key[0]} {key[1]}:{key[2]}")
-    if expected.get("result", {}).get("files") != files:
-        problems.append(f"analysed files: {files}, expected {expected.get('result', {}).get('files')}")
+    result = expected.get("result", {})
+    if result.get("files") != files:
+        problems.append(f"analysed files: {files}, expected {result.get('files')}")
+    if result.get("diagnostics") != diagnostic_kinds(report):
+        problems.append(f"diagnostics by kind: {diagnostic_kinds(report)}, expected {result.get('diagnostics')}")
 
     # What kvlint reports at each site (the per-site count the notes quote).
     at_site: dict[str, list[str]] = {s["id"]: [] for s in sites}
@@ -218,7 +230,7 @@ def one_tree(toml_path: Path, kvlint: Path, update: bool) -> bool:
     for code, _, _ in actual:
         by_code[code] = by_code.get(code, 0) + 1
     summary = ", ".join(f"{c} {n}" for c, n in sorted(by_code.items())) or "none"
-    degraded = sum(1 for d in diagnostics if d["kind"] == "degraded")
+    degraded = diagnostic_kinds(report).get("degraded", 0)
     print(f"cpp real-tree {name}: {files} files ({degraded} degraded), {seconds:.1f} s; "
           f"{len(actual)} findings ({summary}); real K/V sites {len(seen)}/{len(real)} reported; "
           f"look-alikes with a finding {len(noisy)}/{len(sites) - len(real)}")
