@@ -58,6 +58,7 @@ struct FileState {
   bool parsed = false;      // went through the front end at least once this run
   bool anchor_hit = false;  // the prefilter: contains a vocabulary anchor
   bool is_cpp = false;      // analysed by the C++ front end
+  std::vector<std::string> dropped_options;  // C++: compile options left out (not how the file is read)
   std::optional<std::vector<std::string>> defined_classes;  // names after `class `, scanned on demand
 };
 
@@ -504,7 +505,8 @@ class ProjectRun {
       FileState& state = files_[i];
       const std::optional<std::string> content = reread(state);
       if (!content) return;
-      const facts::CppCommand command = analyzer->command_for(state.file.absolute);
+      facts::CppCommand command = analyzer->command_for(state.file.absolute);
+      state.dropped_options = std::move(command.dropped);
       std::string command_text = cpp_module_->identity() + "\n" + command.directory.string();
       for (const auto& a : command.arguments) command_text += "\n" + a;
       const std::string key_module = state.module_name + "\ncpp\n" + command_text;
@@ -552,6 +554,12 @@ class ProjectRun {
       state.analysis_diagnostics = std::move(analysis.diagnostics);
       state.parsed = true;
     });
+    for (std::size_t i : indices)
+      if (!files_[i].dropped_options.empty())
+        result_.details.push_back(fmt::format(
+            "{}: left out {} compile option{} that do not change how it is read: {}", files_[i].file.display,
+            files_[i].dropped_options.size(), files_[i].dropped_options.size() == 1 ? "" : "s",
+            fmt::join(files_[i].dropped_options, " ")));
   }
 
   // Classes that capture CUDA graphs are often built by another class only when not
@@ -893,6 +901,7 @@ CheckResult run_check(const CheckOptions& options) {
     CheckResult& part = project->result();
     for (auto& f : part.findings) result.findings.push_back(std::move(f));
     for (auto& d : part.diagnostics) result.diagnostics.push_back(std::move(d));
+    for (auto& detail : part.details) result.details.push_back(std::move(detail));
     result.suppressed += part.suppressed;
     result.stats.files_parsed += part.stats.files_parsed;
     result.stats.files_cached += part.stats.files_cached;
