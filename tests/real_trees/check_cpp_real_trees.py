@@ -17,9 +17,9 @@ its authors wrote them: headers and sources apart), why it was picked (`picked`)
                what it is (`what`), and `if_missed`: why a front end misses it, where it does.
   [[finding]]  generated below the marker line by `--update`: every finding kvlint gives on the
                C++ files, each with a `verdict` (true-problem, false-positive, by-design) and a
-               `reason`. `--update` rewrites only this part (and `[result]`: analysed files, diagnostics by kind), keeping the verdict
-               and reason of each finding it finds again (same code, path and line, else same
-               code, path and owner), and leaves new findings with an empty verdict to triage.
+               `reason`. `--update` rewrites only this part (and `[result]`: analysed files,
+               diagnostics by kind), keeping the verdict and reason of each finding it finds
+               again (see carry_triage), and leaves new findings with an empty verdict to triage.
 
 The test fails on any new or lost finding, a finding without a verdict, a changed number of
 analysed files or of diagnostics of a kind (degraded, compile-error), C++ that was not analysed at all, an anchor whose text is no longer on its line,
@@ -137,26 +137,50 @@ def diagnostic_kinds(report: dict) -> dict[str, int]:
     return dict(sorted(kinds.items()))
 
 
+def carry_triage(actual: dict, old: list[dict], sites: list[dict]) -> dict:
+    """For each current finding, the old entry whose verdict and reason it keeps: the same code,
+    path and line; else, among the old entries no longer found, the only one with the same code,
+    path and owner, or the only one with the same code at the same site (a finding that moved)."""
+    by_line = {(e["code"], e["path"], e["line"]): e for e in old}
+    carried = {key: by_line[key] for key in actual if key in by_line}
+    lost = [e for e in old if (e["code"], e["path"], e["line"]) not in actual]
+    matchers = (  # (key of a current finding, key of an old entry); None never matches
+        (lambda key, f: (key[0], key[1], f["owner"]), lambda e: (e["code"], e["path"], e.get("owner", ""))),
+        (lambda key, f: (key[0], site_of(f, sites) or None), lambda e: (e["code"], e.get("site") or None)),
+    )
+    for new_key, old_key in matchers:
+        pool: dict[tuple, list[dict]] = {}
+        for e in lost:
+            pool.setdefault(old_key(e), []).append(e)
+        wanted: dict[tuple, list[tuple]] = {}
+        for key, f in actual.items():
+            if key not in carried:
+                wanted.setdefault(new_key(key, f), []).append(key)
+        for k, keys in wanted.items():
+            if None in k or len(keys) != 1 or len(pool.get(k, [])) != 1:
+                continue
+            e = pool[k][0]
+            carried[keys[0]] = e
+            lost.remove(e)
+            print(f"  carried the triage of {e['code']} {e['path']}:{e['line']} to "
+                  f"{keys[0][1]}:{keys[0][2]}: check it")
+    return carried
+
+
 def render_findings(actual: dict, old: list[dict], sites: list[dict], files: int,
                     kinds: dict[str, int]) -> str:
-    by_line = {(e["code"], e["path"], e["line"]): e for e in old}
-    by_owner: dict[tuple[str, str, str], list[dict]] = {}
-    for e in old:
-        by_owner.setdefault((e["code"], e["path"], e.get("owner", "")), []).append(e)
+    carried = carry_triage(actual, old, sites)
     table = ", ".join(f"{toml_str(k)} = {n}" for k, n in kinds.items())
     out = [MARKER, "", "[result]", f"files = {files}", f"diagnostics = {{ {table} }}", ""]
     for key in sorted(actual):
         f = actual[key]
-        prior = by_line.get(key)
-        if prior is None:
-            candidates = by_owner.get((key[0], key[1], f["owner"]), [])
-            prior = candidates[0] if len(candidates) == 1 else None
-        site = (prior or {}).get("site") or site_of(f, sites)
+        prior = carried.get(key, {})
+        site = site_of(f, sites) or prior.get("site", "")
         out += ["[[finding]]", f"code = {toml_str(key[0])}", f"path = {toml_str(key[1])}",
                 f"line = {key[2]}", f"owner = {toml_str(f['owner'])}", f"site = {toml_str(site)}",
                 f"message = {toml_str(f['message'][:240])}",
-                f"verdict = {toml_str((prior or {}).get('verdict', ''))}",
-                f"reason = {toml_str((prior or {}).get('reason', ''))}", ""]
+                f"verdict = {toml_str(prior.get('verdict', ''))}",
+                f"reason = {toml_str(prior.get('reason', ''))}", ""]
     return "\n".join(out)
 
 
