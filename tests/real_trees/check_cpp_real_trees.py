@@ -22,9 +22,10 @@ its authors wrote them: headers and sources apart), why it was picked (`picked`)
                again (see carry_triage), and leaves new findings with an empty verdict to triage.
 
 The test fails on any new or lost finding, a finding without a verdict, a changed number of
-analysed files or of diagnostics of a kind (degraded, compile-error), C++ that was not analysed at all, an anchor whose text is no longer on its line,
-or a real site that no finding reaches and that has no `if_missed`. It prints, per code base, the
-findings by code and what kvlint reports at each site.
+analysed files or of diagnostics of a kind (degraded, compile-error), C++ that was not analysed at
+all, an anchor whose text is no longer on its line, or a real site that no finding reaches and
+that has no `if_missed`. It prints, per code base, the findings by code and what kvlint reports
+at each site.
 
 The sdist is fetched at test time (`pip download --no-deps --no-binary NAME NAME==VERSION`, the
 hash checked) into ~/.cache/kvlint/corpus (KVLINT_CORPUS_DIR) and reused; nothing is vendored.
