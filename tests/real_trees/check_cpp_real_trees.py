@@ -187,6 +187,8 @@ def render_findings(actual: dict, old: list[dict], sites: list[dict], files: int
 
 def check_anchors(root: Path, sites: list[dict]) -> list[str]:
     problems, texts = [], {}
+    ids = [s.get("id") for s in sites]
+    problems += [f"site id used twice: {i}" for i in sorted({i for i in ids if ids.count(i) > 1})]
     for s in sites:
         if s.get("kind") not in ("real", "look-alike"):
             problems.append(f"site {s.get('id')}: kind must be real or look-alike")
@@ -236,6 +238,11 @@ def one_tree(toml_path: Path, kvlint: Path, update: bool) -> bool:
                             f"[{e['owner']}] site={e.get('site') or '-'}")
         elif not e.get("reason"):
             problems.append(f"finding without a reason: {key[0]} {key[1]}:{key[2]}")
+        kind = {s["id"]: s["kind"] for s in sites}.get(e.get("site") or "", "")
+        if e.get("site") and not kind:
+            problems.append(f"finding {key[0]} {key[1]}:{key[2]} names an unknown site {e['site']!r}")
+        if kind == "look-alike" and e.get("verdict") == "true-problem":
+            problems.append(f"finding {key[0]} {key[1]}:{key[2]} is a true problem at look-alike site {e['site']}")
     result = expected.get("result", {})
     if result.get("files") != files:
         problems.append(f"analysed files: {files}, expected {result.get('files')}")
@@ -245,7 +252,7 @@ def one_tree(toml_path: Path, kvlint: Path, update: bool) -> bool:
     # What kvlint reports at each site (the per-site count the notes quote).
     at_site: dict[str, list[str]] = {s["id"]: [] for s in sites}
     for key, f in sorted(actual.items()):
-        site = want.get(key, {}).get("site") or site_of(f, sites)
+        site = site_of(f, sites) or want.get(key, {}).get("site")
         if site in at_site:
             at_site[site].append(f"{key[0]}@{key[1].rsplit('/', 1)[-1]}:{key[2]}")
     real = [s for s in sites if s["kind"] == "real"]
@@ -267,7 +274,7 @@ def one_tree(toml_path: Path, kvlint: Path, update: bool) -> bool:
                 print(f"  {'':10} {'':28} missed: {s['if_missed']}")
             else:
                 problems.append(f"real site {s['id']} is not reported and has no `if_missed`")
-    unsited = [key for key, f in actual.items() if not (want.get(key, {}).get("site") or site_of(f, sites))]
+    unsited = [key for key, f in actual.items() if not (site_of(f, sites) or want.get(key, {}).get("site"))]
     if unsited:
         print(f"  {len(unsited)} findings reach no triaged site (each has its own verdict)")
     for p in problems:
