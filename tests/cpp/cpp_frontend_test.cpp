@@ -138,6 +138,27 @@ TEST(CppFrontEnd, CompileDatabaseGivesFullTypesFallbackDegrades) {
   EXPECT_TRUE(has(diagnostic_kinds(r, "nowhere"), "config")) << r.dump();
 }
 
+// Without a database, a project's own header named from the project root is found (the
+// fallback include path ends with the root), so only what is really missing is stubbed.
+TEST(CppFrontEnd, FallbackFindsHeadersNamedFromTheProjectRoot) {
+  TempDir dir;
+  dir.write("kvlint.toml", "");
+  dir.write("engine/csrc/attention.h",
+            "#pragma once\n#include <torch/torch.h>\nstruct Attention : torch::nn::Module {\n"
+            "  Attention() { k_cache_ = torch::zeros({4, 1024}); }\n  torch::Tensor k_cache_;\n};\n");
+  dir.write(
+      "engine/csrc/model.cpp",
+      "#include \"engine/csrc/attention.h\"\nstruct Model : torch::nn::Module {\n  Attention attention;\n"
+      "  Model() { v_cache_ = torch::zeros({4, 1024}); }\n  torch::Tensor v_cache_;\n};\n");
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "engine/csrc/model.cpp"});
+  json r = report(run);
+  std::string degraded;
+  for (const auto& d : r.value("diagnostics", json::array()))
+    if (d.value("kind", "") == "degraded") degraded = d.value("message", "");
+  EXPECT_NE(degraded.find("torch/torch.h"), std::string::npos) << run.out;
+  EXPECT_EQ(degraded.find("attention.h"), std::string::npos) << degraded;
+}
+
 TEST(CppFrontEnd, DegradedModeIsNotedInTextJsonAndSarif) {
   const fs::path fixture =
       fs::path(KVLINT_SOURCE_DIR) / "rules/kv101_undeclared_cache/fixtures/fire_cpp_kv_tensor_members.cpp";

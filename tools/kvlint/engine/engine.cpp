@@ -55,9 +55,9 @@ struct FileState {
   std::string module_name;
   std::optional<facts::FileFacts> facts;  // set once analysed
   std::vector<Diagnostic> analysis_diagnostics;
-  bool parsed = false;      // went through the front end at least once this run
-  bool anchor_hit = false;  // the prefilter: contains a vocabulary anchor
-  bool is_cpp = false;      // analysed by the C++ front end
+  bool parsed = false;                       // went through the front end at least once this run
+  bool anchor_hit = false;                   // the prefilter: contains a vocabulary anchor
+  bool is_cpp = false;                       // analysed by the C++ front end
   std::vector<std::string> dropped_options;  // C++: compile options left out (not how the file is read)
   std::optional<std::vector<std::string>> defined_classes;  // names after `class `, scanned on demand
 };
@@ -469,14 +469,7 @@ class ProjectRun {
   void analyse_cpp(const std::vector<std::size_t>& indices, const facts::Vocabulary& vocabulary) {
     std::unique_ptr<facts::CppAnalyzer> analyzer;
     if (cpp_module_ && cpp_module_->loaded()) {
-      facts::CppProjectSettings settings;
-      settings.compile_database = compile_database_;
-      settings.fallback_flags = config_.cpp.fallback_flags;
-      for (const auto& dir : config_.cpp.include_dirs)
-        settings.fallback_include_dirs.push_back(config_.root / dir);
-      std::error_code ec;
-      for (const fs::path& dir : {config_.root / "include", config_.root / "runtime" / "include"})
-        if (fs::is_directory(dir, ec)) settings.fallback_include_dirs.push_back(dir);
+      const facts::CppProjectSettings settings = cpp_project_settings(config_, compile_database_);
       analyzer = cpp_module_->make(vocabulary, settings);
       if (analyzer && !analyzer->database_problem().empty()) {
         Diagnostic d;
