@@ -19,7 +19,7 @@
 namespace kvlint::facts {
 
 // Bump when anything below changes shape.
-inline constexpr int kCppAnalyzerAbi = 1;
+inline constexpr int kCppAnalyzerAbi = 3;  // 3: ClassFact::qualified_name, out_of_line
 
 // Where a file's compile command comes from, per project.
 struct CppProjectSettings {
@@ -35,6 +35,9 @@ struct CppCommand {
   std::filesystem::path directory;  // working directory of the compile
   std::vector<std::string> arguments;  // argv, compiler first, the file included
   bool from_database = false;          // false: the fallback flags
+  // Options of the database entry or the fallback flags left out because they do not change
+  // how the source is read (the ones that write files among them), as written: --verbose.
+  std::vector<std::string> dropped;
 };
 
 struct CppAnalysis {
