@@ -502,6 +502,20 @@ TEST(Reconcile, AFindingWhoseOwnerIsOnTheChainIsConfirmedAtAnotherLine) {
   EXPECT_EQ(only(other).verdict, Verdict::Refuted);
 }
 
+TEST(Reconcile, NoRT001ForACacheWhoseChainPassesAClassAKV302Names) {
+  // Qwen3-TTS under enforce_eager: the decoder's per-chunk caches are created in helpers of the
+  // class the KV302 names; that finding covers them, RT001 would say it twice.
+  auto run = make_run("vae", {"VAEModel"},
+                      {chained_cache_line("enforce_eager", 1, 1, 7168), done_line("enforce_eager", 1)});
+  auto report = reconcile({finding("KV302", 40, "VAEModel")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Confirmed) << only(report).evidence.summary;
+  EXPECT_TRUE(report.runtime_findings.empty());
+  // Without the finding, the same cache is an RT001.
+  auto unflagged = reconcile({}, {run}, {});
+  ASSERT_EQ(unflagged.runtime_findings.size(), 1u);
+  EXPECT_EQ(unflagged.runtime_findings.front().code, "RT001");
+}
+
 TEST(Reconcile, RT001NamesNoCacheThatNeverHeldAByte) {
   auto run = make_run("m", {"Dec"}, {cache_line("p", 1, 12, "Dec", 1, 0), done_line("p", 1)});
   auto empty = reconcile({}, {run}, {});

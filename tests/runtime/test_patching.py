@@ -68,6 +68,7 @@ def test_the_creating_chain_names_the_flagged_call_below_a_vendored_helper():
     flagged = next(i for i, text in enumerate(source, 1) if "# the flagged call" in text)
     assert chain[0] == (built["line"], None)
     assert (flagged, "StreamingDecoder") in chain  # and the flagged class's call, one frame up
+    assert built["owner"] == "StreamingDecoder"  # a module-level helper: the nearest class up the chain
     # K and V x 2 heads x dim 4 x float32 x 3 positions for each of the 4 chunks (steps).
     assert built["rows"] == 2 and built["bytes_per_row"] == 2 * 2 * 4 * 4 * (3 * 4)
 

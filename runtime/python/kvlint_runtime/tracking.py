@@ -144,6 +144,8 @@ class CacheRecord:
         self.cls_name = cls_name
         self.chain = chain or [("<unknown>", 0, None)]
         self.file, self.line, self.owner = self.chain[0]
+        if self.owner is None:  # a lambda or module-level helper: the nearest class up the chain
+            self.owner = next((owner for _, _, owner in self.chain if owner), None)
         self.how = how  # "constructed" | "deep copy" | "first update" (built without __init__)
         self.in_capture = in_capture
         self.parent: Optional[CacheRecord] = None  # set when a composite cache absorbs this one

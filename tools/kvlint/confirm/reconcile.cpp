@@ -175,6 +175,15 @@ class Reconciler {
     std::vector<RuntimeFinding> out;
     std::set<std::tuple<std::string, std::string, uint32_t>> reported;  // code, real file, line
     for (const auto& run : runs_) {
+      // A finding saying the class holds undeclared memory (KV101/KV102 presence, KV302 under
+      // enforce_eager) covers the caches whose creating chain passes through that class.
+      auto flagged_on_chain = [&](const CacheEvent& cache) {
+        return std::any_of(findings.begin(), findings.end(), [&](const InputFinding& input) {
+          const auto& code = input.finding.code;
+          return (code == "KV101" || code == "KV102" || code == "KV302") &&
+                 owned_by(run, cache, input.finding.owner_class);
+        });
+      };
       for (const auto& cache : run.caches) {
         const Site site{canonical_.at(cache.file), cache.line};
         const std::string shown = display_path(cache.file);
@@ -208,7 +217,7 @@ class Reconciler {
           out.push_back(std::move(rt));
           continue;
         }
-        if (named_on_chain || owner_declares_anywhere) continue;
+        if (named_on_chain || owner_declares_anywhere || flagged_on_chain(cache)) continue;
         if (!reported.insert({"RT001", site.first, site.second}).second) continue;
         RuntimeFinding rt{"RT001", "unflagged-cache", Severity::Warning, shown, cache.line, cache.owner, {},
                           {}};
