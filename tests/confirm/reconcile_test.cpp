@@ -516,6 +516,17 @@ TEST(Reconcile, NoRT001ForACacheWhoseChainPassesAClassAKV302Names) {
   EXPECT_EQ(unflagged.runtime_findings.front().code, "RT001");
 }
 
+TEST(Reconcile, RT001ReportsTheWidestObservationOfItsSite) {
+  auto run = make_run("m", {"Dec"},
+                      {cache_line("p", 1, 12, "Dec", 1, 64), done_line("p", 1),
+                       cache_line("p", 4, 12, "Dec", 4, 64), done_line("p", 4)});
+  auto report = reconcile({}, {run}, {});
+  ASSERT_EQ(report.runtime_findings.size(), 1u);
+  ASSERT_TRUE(report.runtime_findings.front().evidence.observed);
+  EXPECT_EQ(report.runtime_findings.front().evidence.observed->rows, 4);
+  EXPECT_EQ(report.runtime_findings.front().evidence.concurrency, 4);
+}
+
 TEST(Reconcile, RT001NamesNoCacheThatNeverHeldAByte) {
   auto run = make_run("m", {"Dec"}, {cache_line("p", 1, 12, "Dec", 1, 0), done_line("p", 1)});
   auto empty = reconcile({}, {run}, {});

@@ -184,7 +184,13 @@ class Reconciler {
                  owned_by(run, cache, input.finding.owner_class);
         });
       };
-      for (const auto& cache : run.caches) {
+      // The widest observation of a site first: one report per site, with the most rows it held.
+      std::vector<const CacheEvent*> by_rows;
+      for (const auto& cache : run.caches) by_rows.push_back(&cache);
+      std::stable_sort(by_rows.begin(), by_rows.end(),
+                       [](const CacheEvent* a, const CacheEvent* b) { return a->rows > b->rows; });
+      for (const CacheEvent* widest_first : by_rows) {
+        const CacheEvent& cache = *widest_first;
         const Site site{canonical_.at(cache.file), cache.line};
         const std::string shown = display_path(cache.file);
         // A cache object that never held a byte (built, never filled) is no memory: not a finding.
