@@ -14,83 +14,55 @@
 #include <string>
 #include <vector>
 
+#include "tests/cpp/cli_run.hpp"
 #include "tests/engine/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using kvlint::testing::CliRun;
+using kvlint::testing::codes_in;
+using kvlint::testing::diagnostic_kinds;
+using kvlint::testing::has;
 using kvlint::testing::quote;
-using kvlint::testing::slurp;
+using kvlint::testing::report;
 using kvlint::testing::TempDir;
 
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
+// The executable, as `kvlint` in the tests below.
 CliRun kvlint(const fs::path& cwd, const std::vector<std::string>& args, const std::string& env = "") {
-  TempDir capture;
-  std::string command = "cd " + quote(cwd.string()) + " && " + env + " " + quote(KVLINT_BINARY);
-  for (const auto& a : args) command += " " + quote(a);
-  command += " >" + quote((capture.path() / "out").string()) + " 2>" + quote((capture.path() / "err").string());
-  const int status = std::system(command.c_str());
-  CliRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = slurp(capture.path() / "out");
-  run.err = slurp(capture.path() / "err");
-  return run;
+  return kvlint::testing::run_kvlint(cwd, args, env);
 }
-
-json report(const CliRun& run) {
-  try {
-    return json::parse(run.out);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "not JSON: " << e.what() << "\n" << run.out << run.err;
-    return json::object();
-  }
-}
-
-std::vector<std::string> codes_in(const json& r, const std::string& file_part) {
-  std::vector<std::string> out;
-  for (const auto& f : r.value("findings", json::array()))
-    if (f.dump().find(file_part) != std::string::npos) out.push_back(f.value("code", ""));
-  return out;
-}
-
-std::vector<std::string> diagnostic_kinds(const json& r, const std::string& file_part) {
-  std::vector<std::string> out;
-  for (const auto& d : r.value("diagnostics", json::array()))
-    if (d.value("path", "").find(file_part) != std::string::npos) out.push_back(d.value("kind", ""));
-  return out;
-}
-
-bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 // A self-contained stand-in for LibTorch (so the file compiles with full types) reachable
 // only through the compile database's -I flag; without it <torch/torch.h> is missing and
 // the degraded-mode declarations take its place.
 constexpr const char* kTensorHeader = R"cpp(#pragma once
-namespace torch {
-struct Tensor {};
-template <class... A> Tensor zeros(A...) { return {}; }
-namespace nn { struct Module {}; }
-}  // namespace torch
+                                            namespace torch {
+                                            struct Tensor {};
+                                            template <class... A>
+                                            Tensor zeros(A...) {
+                                              return {};
+                                            }
+                                            namespace nn {
+                                            struct Module {};
+                                            }  // namespace nn
+                                            }  // namespace torch
 )cpp";
 
 constexpr const char* kModelSource = R"cpp(#include <torch/torch.h>
-struct Decoder : torch::nn::Module {
-  Decoder() { k_cache_ = torch::zeros(4, 1024); }
-  torch::Tensor k_cache_;
-};
+                                           struct Decoder : torch::nn::Module {
+                                             Decoder() { k_cache_ = torch::zeros(4, 1024); }
+                                             torch::Tensor k_cache_;
+                                           };
 )cpp";
 
 std::string compile_database(const fs::path& root, const std::string& file) {
   json db = json::array();
-  db.push_back({{"directory", root.string()},
-                {"file", file},
-                {"arguments", {"clang++", "-std=c++17", "-I" + (root / "third_party").string(), "-c", file}}});
+  db.push_back(
+      {{"directory", root.string()},
+       {"file", file},
+       {"arguments", {"clang++", "-std=c++17", "-I" + (root / "third_party").string(), "-c", file}}});
   return db.dump(2);
 }
 
@@ -158,8 +130,9 @@ TEST(CppFrontEnd, WithTheLibTorchHeadersTheRealTypesAreUsed) {
   const fs::path include = libtorch_include();
   if (include.empty()) GTEST_SKIP() << "no runtime environment with a torch wheel (runtime/setup-env)";
   TempDir dir;
-  fs::copy_file(fs::path(KVLINT_SOURCE_DIR) / "rules/kv101_undeclared_cache/fixtures/fire_cpp_kv_tensor_members.cpp",
-                dir.path() / "decoder.cpp");
+  fs::copy_file(
+      fs::path(KVLINT_SOURCE_DIR) / "rules/kv101_undeclared_cache/fixtures/fire_cpp_kv_tensor_members.cpp",
+      dir.path() / "decoder.cpp");
   json db = json::array();
   db.push_back({{"directory", dir.path().string()},
                 {"file", "decoder.cpp"},
@@ -190,8 +163,9 @@ TEST(CppFrontEnd, AMixedTreeIsOneRunAndOneReport) {
   dir.write("model.py",
             "from transformers import DynamicCache\nimport torch.nn as nn\n"
             "class M(nn.Module):\n    def f(self):\n        self.cache = DynamicCache()\n");
-  dir.write("decoder.cpp", "#include <torch/torch.h>\nstruct D : torch::nn::Module {\n"
-                           "  D() { v_cache_ = torch::empty({2, 8}); }\n  torch::Tensor v_cache_;\n};\n");
+  dir.write("decoder.cpp",
+            "#include <torch/torch.h>\nstruct D : torch::nn::Module {\n"
+            "  D() { v_cache_ = torch::empty({2, 8}); }\n  torch::Tensor v_cache_;\n};\n");
   json r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "."}));
   EXPECT_EQ(codes_in(r, "model.py"), std::vector<std::string>{"KV101"});
   EXPECT_EQ(codes_in(r, "decoder.cpp"), std::vector<std::string>{"KV101"});
@@ -241,8 +215,9 @@ TEST(CppFrontEnd, AHugeGeneratedTranslationUnitIsAnalysed) {
   for (int i = 0; i < 4000; ++i)
     source += "struct Layer" + std::to_string(i) + " { int forward(int x) { return x + " + std::to_string(i) +
               "; } };\n";
-  source += "struct Holder : torch::nn::Module {\n  Holder() { key_cache_ = torch::zeros({1}); }\n"
-            "  torch::Tensor key_cache_;\n};\n";
+  source +=
+      "struct Holder : torch::nn::Module {\n  Holder() { key_cache_ = torch::zeros({1}); }\n"
+      "  torch::Tensor key_cache_;\n};\n";
   dir.write("generated.cpp", source);
   json r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "generated.cpp"}));
   EXPECT_EQ(codes_in(r, "generated.cpp"), std::vector<std::string>{"KV101"});
@@ -254,9 +229,10 @@ TEST(CppFrontEnd, DeclarationsInsideANamespaceOpenedByAHeaderAreWalked) {
   TempDir dir;
   dir.write("begin_namespace.h", "namespace models {\n");
   dir.write("end_namespace.h", "}  // namespace models\n");
-  dir.write("decoder.cpp", "#include <torch/torch.h>\n#include \"begin_namespace.h\"\n"
-                           "struct D : torch::nn::Module {\n  D() { v_cache_ = torch::empty({2, 8}); }\n"
-                           "  torch::Tensor v_cache_;\n};\n#include \"end_namespace.h\"\n");
+  dir.write("decoder.cpp",
+            "#include <torch/torch.h>\n#include \"begin_namespace.h\"\n"
+            "struct D : torch::nn::Module {\n  D() { v_cache_ = torch::empty({2, 8}); }\n"
+            "  torch::Tensor v_cache_;\n};\n#include \"end_namespace.h\"\n");
   json r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "decoder.cpp"}));
   EXPECT_EQ(codes_in(r, "decoder.cpp"), std::vector<std::string>{"KV101"}) << r.dump();
 }
@@ -284,8 +260,8 @@ TEST(CppFrontEnd, CheckNeverRunsTheCompileCommandNorLoadsItsPlugins) {
       {{"directory", dir.path().string()},
        {"file", "src/decoder.cpp"},
        {"arguments",
-        {bin + "/fake-cc", "-std=c++17", "-Ithird_party", "-B", bin, "-fplugin=" + plugin, "-Xclang", "-load", "-Xclang",
-         plugin, "-fpass-plugin=" + plugin, "-c", "src/decoder.cpp", "-o", "decoder.o"}}});
+        {bin + "/fake-cc", "-std=c++17", "-Ithird_party", "-B", bin, "-fplugin=" + plugin, "-Xclang", "-load",
+         "-Xclang", plugin, "-fpass-plugin=" + plugin, "-c", "src/decoder.cpp", "-o", "decoder.o"}}});
   db.push_back({{"directory", dir.path().string()},
                 {"file", "src/shell.cpp"},
                 {"command", "sh -c 'touch " + (markers.path() / "shell-command.ran").string() +
@@ -319,7 +295,7 @@ TEST(CppFrontEnd, WithoutTheModuleOneDiagnosticNamesThePackageAndPythonIsUnaffec
   dir.write("a.cpp", "struct A { int k_cache_ = 0; };\n");
   dir.write("b.cpp", "struct B { int v_cache_ = 0; };\n");
   CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "."},
-                   "KVLINT_CPP_FRONTEND=" + quote((dir.path() / "missing.so").string()));
+                      "KVLINT_CPP_FRONTEND=" + quote((dir.path() / "missing.so").string()));
   json r = report(run);
   EXPECT_EQ(codes_in(r, "model.py"), std::vector<std::string>{"KV101"});
   int naming_package = 0;
