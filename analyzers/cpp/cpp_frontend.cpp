@@ -29,6 +29,7 @@
 #include <mutex>
 #include <set>
 
+#include "analyzers/cpp/compile_flags.hpp"
 #include "analyzers/cpp/degraded_headers.hpp"
 #include "analyzers/cpp/walker.hpp"
 #include "analyzers/facts/suppression_comment.hpp"
@@ -393,6 +394,15 @@ bool is_cuda(const fs::path& path) {
   return ext == ".cu" || ext == ".cuh";
 }
 
+// A repository's compile command is untrusted: only what changes how the source is read is
+// kept (compile_flags.hpp), and what was left out is said under --verbose.
+facts::CppCommand read_only(facts::CppCommand command, const fs::path& absolute_path) {
+  ReadingCommand reading = reading_options_only(command.arguments, absolute_path.string());
+  command.arguments = std::move(reading.arguments);
+  command.dropped = std::move(reading.dropped);
+  return command;
+}
+
 class Analyzer final : public facts::CppAnalyzer {
  public:
   Analyzer(const facts::Vocabulary& vocabulary, const facts::CppProjectSettings& settings)
@@ -425,17 +435,11 @@ class Analyzer final : public facts::CppAnalyzer {
       }
       if (!found.empty()) {
         command.directory = found.front().Directory;
+        // The entry may name the file relative to its directory, or a header's sibling
+        // translation unit: the allow-list drops every input and analyses this file.
         command.arguments = found.front().CommandLine;
-        // The entry may name the file relative to its directory, or a header's
-        // sibling translation unit: analyse this file.
-        if (!command.arguments.empty()) {
-          const std::string& last = command.arguments.back();
-          if (fs::path(last).filename() == absolute_path.filename() || is_header(absolute_path) ||
-              fs::path(found.front().Filename).filename() == fs::path(last).filename())
-            command.arguments.back() = absolute_path.string();
-        }
         command.from_database = true;
-        return command;
+        return read_only(std::move(command), absolute_path);
       }
     }
     command.directory = absolute_path.parent_path();
@@ -449,8 +453,7 @@ class Analyzer final : public facts::CppAnalyzer {
       for (const char* flag : {"-x", "c++-header"}) command.arguments.emplace_back(flag);
     command.arguments.push_back("-I" + absolute_path.parent_path().string());
     for (const auto& dir : settings_.fallback_include_dirs) command.arguments.push_back("-I" + dir.string());
-    command.arguments.push_back(absolute_path.string());
-    return command;
+    return read_only(std::move(command), absolute_path);
   }
 
   facts::CppAnalysis analyze(const std::string& display_path, const fs::path& absolute_path,
@@ -463,9 +466,8 @@ class Analyzer final : public facts::CppAnalyzer {
       result.first_error = "empty compile command";
       return result;
     }
-    std::vector<std::string> args = command.arguments;
-    args = tooling::getClangStripOutputAdjuster()(args, absolute_path.string());
-    args = tooling::getClangStripDependencyFileAdjuster()(args, absolute_path.string());
+    // Again here, whoever built the command: nothing that writes a file reaches Clang.
+    std::vector<std::string> args = reading_options_only(command.arguments, absolute_path.string()).arguments;
     args = tooling::getClangSyntaxOnlyAdjuster()(args, absolute_path.string());
     // No warnings, every error counted, the builtin headers of the Clang we link.
     std::vector<std::string> extra = {

@@ -20,7 +20,7 @@
 namespace kvlint::facts {
 
 // Bump when anything below changes shape.
-inline constexpr int kCppAnalyzerAbi = 2;
+inline constexpr int kCppAnalyzerAbi = 3;
 
 // Where a file's compile command comes from, per project.
 struct CppProjectSettings {
@@ -40,6 +40,9 @@ struct CppCommand {
   std::filesystem::path directory;     // working directory of the compile
   std::vector<std::string> arguments;  // argv, compiler first, the file included
   bool from_database = false;          // false: the fallback flags
+  // Options of the database entry or the fallback flags left out because they do not change
+  // how the source is read (the ones that write files among them), as written: --verbose.
+  std::vector<std::string> dropped;
 };
 
 // A file an analysis read besides the one analysed: its result holds while the file keeps

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -25,6 +26,7 @@ using kvlint::testing::diagnostic_kinds;
 using kvlint::testing::has;
 using kvlint::testing::quote;
 using kvlint::testing::report;
+using kvlint::testing::slurp;
 using kvlint::testing::TempDir;
 
 namespace {
@@ -98,6 +100,27 @@ TEST(CppFrontEnd, CompileDatabaseGivesFullTypesFallbackDegrades) {
   // A -p directory without a database is said, and the fallback flags are used.
   r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "-p", "nowhere", "src"}));
   EXPECT_TRUE(has(diagnostic_kinds(r, "nowhere"), "config")) << r.dump();
+}
+
+// Without a database, a project's own header named from the project root is found (the
+// fallback include path ends with the root), so only what is really missing is stubbed.
+TEST(CppFrontEnd, FallbackFindsHeadersNamedFromTheProjectRoot) {
+  TempDir dir;
+  dir.write("kvlint.toml", "");
+  dir.write("engine/csrc/attention.h",
+            "#pragma once\n#include <torch/torch.h>\nstruct Attention : torch::nn::Module {\n"
+            "  Attention() { k_cache_ = torch::zeros({4, 1024}); }\n  torch::Tensor k_cache_;\n};\n");
+  dir.write(
+      "engine/csrc/model.cpp",
+      "#include \"engine/csrc/attention.h\"\nstruct Model : torch::nn::Module {\n  Attention attention;\n"
+      "  Model() { v_cache_ = torch::zeros({4, 1024}); }\n  torch::Tensor v_cache_;\n};\n");
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "engine/csrc/model.cpp"});
+  json r = report(run);
+  std::string degraded;
+  for (const auto& d : r.value("diagnostics", json::array()))
+    if (d.value("kind", "") == "degraded") degraded = d.value("message", "");
+  EXPECT_NE(degraded.find("torch/torch.h"), std::string::npos) << run.out;
+  EXPECT_EQ(degraded.find("attention.h"), std::string::npos) << degraded;
 }
 
 TEST(CppFrontEnd, DegradedModeIsNotedInTextJsonAndSarif) {
@@ -273,8 +296,8 @@ TEST(CppFrontEnd, CheckNeverRunsTheCompileCommandNorLoadsItsPlugins) {
       " KVLINT_TEST_MARKER_DIR=" + quote(markers.path().string());
   CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "-j", "2", "src"}, env);
   json r = report(run);
-  // The file was analysed under its database entry, plugin flags and all: with full types
-  // (its -I finds the stand-in header), so no degraded-mode or compile-error note.
+  // The file was analysed under its database entry (the plugin flags left out): with full
+  // types (its -I finds the stand-in header), so no degraded-mode or compile-error note.
   EXPECT_EQ(codes_in(r, "decoder.cpp"), std::vector<std::string>{"KV101"}) << run.out << run.err;
   EXPECT_TRUE(diagnostic_kinds(r, "decoder.cpp").empty()) << run.out;
   // The marker library does write when loaded (else the check below could not fail).
@@ -285,6 +308,134 @@ TEST(CppFrontEnd, CheckNeverRunsTheCompileCommandNorLoadsItsPlugins) {
   std::vector<std::string> ran;
   for (const auto& entry : fs::directory_iterator(markers.path())) ran.push_back(entry.path().filename());
   EXPECT_EQ(ran, std::vector<std::string>{"plugin.ran"});
+}
+
+// Every file under `root` (but `skip`) with its bytes: what a run may not create or change.
+std::map<std::string, std::string> files_under(const fs::path& root, const fs::path& skip = {}) {
+  std::map<std::string, std::string> out;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    if (!skip.empty() && it->path() == skip) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    out[fs::relative(it->path(), root).string()] = it->is_regular_file() ? slurp(it->path()) : "<dir>";
+  }
+  return out;
+}
+
+// The files created, changed or removed between two listings.
+std::vector<std::string> changed_files(const std::map<std::string, std::string>& before,
+                                       const std::map<std::string, std::string>& after) {
+  std::vector<std::string> out;
+  for (const auto& [name, bytes] : after)
+    if (auto it = before.find(name); it == before.end() || it->second != bytes) out.push_back(name);
+  for (const auto& [name, bytes] : before)
+    if (!after.contains(name)) out.push_back(name + " (removed)");
+  return out;
+}
+
+// The options that write files, each in the forms Clang reads them: a repository's compile
+// database or its `[cpp] fallback-flags` must not make static mode write anywhere.
+std::vector<std::vector<std::string>> output_producing_options(const fs::path& victim, const fs::path& dir) {
+  const std::string v = victim.string();
+  const std::string d = dir.string();
+  return {
+      {"-Wp,-MD," + v},
+      {"-Wp,-MMD," + v},
+      {"-Wp,-MD," + v + ",-MT,x"},
+      {"-MD", "-MF", v},
+      {"-MMD", "-MF" + v},
+      {"-M", "-MF", v},
+      {"-MM", "-MF", v},
+      {"-MD"},
+      {"-MJ", v},
+      {"--serialize-diagnostics", v},
+      {"-Xclang", "-dependency-file", "-Xclang", v, "-Xclang", "-MT", "-Xclang", "x"},
+      {"-Xclang", "-header-include-file", "-Xclang", v, "-H"},
+      {"-Xclang", "-stats-file=" + v},
+      {"-Xclang", "-emit-pch", "-o", v},
+      {"-Xpreprocessor", "-MD", "-Xpreprocessor", "-MF", "-Xpreprocessor", v},
+      {"-o", v},
+      {"-save-temps=cwd"},
+      {"-save-temps=obj", "-o", v},
+      {"-ftime-trace", "-o", v},
+      {"-fmodules", "-fmodules-cache-path=" + d},
+      {"-fcrash-diagnostics-dir=" + d},
+      {"--analyze", "-o", v},
+      {"-mllvm", "-info-output-file=" + v, "-mllvm", "-stats"},
+      {"-fproc-stat-report=" + v},
+      {"-emit-ast", "-o", v},
+      {"-E", "-o", v},
+      {"-S", "-o", v},
+      {"-fsave-optimization-record", "-foptimization-record-file=" + v},
+      {"-Xarch_x86_64", "-MD"},
+      {"--driver-mode=cl", "/Fo" + v, "/Fp" + v},
+      {"@" + v},
+  };
+}
+
+// A hostile repository's compile database and configuration name every output-producing form;
+// nothing outside kvlint's cache directory is created or changed, and --verbose says what was
+// left out. The header's odd name would turn a written dependency list into a shell command.
+TEST(CppFrontEnd, CheckNeverWritesOutsideTheCacheWhateverTheCommandAsks) {
+  TempDir repo;
+  TempDir outside;
+  const fs::path victim = outside.write("victim", "precious\n");
+  const fs::path victim_dir = outside.path() / "dir";
+  fs::create_directories(victim_dir);
+  repo.write("third_party/torch/torch.h", kTensorHeader);
+  repo.write("third_party/x;id>PROOF;.h", "#pragma once\n");
+  repo.write("kvlint.toml", "");
+  const std::string source = std::string("#include \"x;id>PROOF;.h\"\n") + kModelSource;
+  const auto forms = output_producing_options(victim, victim_dir);
+  json db = json::array();
+  for (std::size_t i = 0; i < forms.size(); ++i) {
+    const std::string file = "src/m" + std::to_string(i) + ".cpp";
+    repo.write(file, source);
+    json arguments = {"clang++", "-std=c++17", "-Ithird_party"};
+    for (const auto& a : forms[i]) arguments.push_back(a);
+    arguments.push_back("-c");
+    arguments.push_back(file);
+    db.push_back({{"directory", repo.path().string()}, {"file", file}, {"arguments", arguments}});
+  }
+  repo.write("compile_commands.json", db.dump(2));
+  const fs::path cache = repo.path() / ".kvlint_cache";
+  const auto repo_before = files_under(repo.path(), cache);
+  const auto outside_before = files_under(outside.path());
+
+  CliRun run = kvlint(repo.path(), {"check", "--verbose", "--format", "json", "-j", "2", "src"});
+  json r = report(run);
+  // Every file was still read with its include path (full types: no degraded note).
+  for (std::size_t i = 0; i < forms.size(); ++i) {
+    const std::string file = "m" + std::to_string(i) + ".cpp";
+    EXPECT_EQ(codes_in(r, file), std::vector<std::string>{"KV101"}) << forms[i].front() << "\n" << run.err;
+  }
+  EXPECT_EQ(changed_files(repo_before, files_under(repo.path(), cache)), std::vector<std::string>{})
+      << run.err;
+  EXPECT_EQ(changed_files(outside_before, files_under(outside.path())), std::vector<std::string>{})
+      << run.err;
+  EXPECT_NE(run.err.find("left out 3 compile options that do not change how it is read: -MD -MF " +
+                         victim.string()),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("-Wp,-MD," + victim.string()), std::string::npos) << run.err;
+
+  // The same forms as the configuration's fallback flags (no database).
+  fs::remove(repo.path() / "compile_commands.json");
+  for (std::size_t i = 0; i < forms.size(); ++i) {
+    json flags = {"-std=c++17", "-I" + (repo.path() / "third_party").string()};
+    for (const auto& a : forms[i]) flags.push_back(a);
+    repo.write("kvlint.toml", "[cpp]\nfallback-flags = " + flags.dump() + "\n");
+    const auto before = files_under(repo.path(), cache);
+    CliRun fallback = kvlint(repo.path(), {"check", "--no-cache", "--format", "json", "src/m0.cpp"});
+    EXPECT_EQ(codes_in(report(fallback), "m0.cpp"), std::vector<std::string>{"KV101"})
+        << forms[i].front() << "\n"
+        << fallback.err;
+    EXPECT_EQ(changed_files(before, files_under(repo.path(), cache)), std::vector<std::string>{})
+        << forms[i].front();
+    EXPECT_EQ(changed_files(outside_before, files_under(outside.path())), std::vector<std::string>{})
+        << forms[i].front();
+  }
 }
 
 TEST(CppFrontEnd, WithoutTheModuleOneDiagnosticNamesThePackageAndPythonIsUnaffected) {

@@ -341,19 +341,17 @@ int run_facts_command(const std::string& file, const std::string& config_file) {
     if (!module.loaded()) throw UsageError(module.problem());
     std::error_code ec;
     const std::filesystem::path absolute = std::filesystem::absolute(file, ec);
-    kvlint::facts::CppProjectSettings settings;
-    settings.compile_database = kvlint::find_compile_database({}, config.cpp.compile_commands, config.root);
-    settings.fallback_flags = config.cpp.fallback_flags;
-    for (const auto& dir : config.cpp.include_dirs) settings.fallback_include_dirs.push_back(config.root / dir);
+    const kvlint::facts::CppProjectSettings settings = kvlint::cpp_project_settings(
+        config, kvlint::find_compile_database({}, config.cpp.compile_commands, config.root));
     const auto analyzer = module.make(config.vocabulary, settings);
     if (!analyzer) throw UsageError(fmt::format("{} is stale; rebuild kvlint", module.path().string()));
     const kvlint::facts::CppAnalysis analysis =
         analyzer->analyze(file, absolute, read.content, analyzer->command_for(absolute));
     fmt::print("{}\n", kvlint::facts::to_json(analysis.facts).dump(2));
     if (!analysis.full_types)
-      fmt::print(stderr, "kvlint: {}: analysed without full types ({} error(s){}{})\n", file, analysis.errors,
-                 analysis.missing_headers.empty() ? "" : "; missing: ",
-                 fmt::join(analysis.missing_headers, ", "));
+      fmt::print(
+          stderr, "kvlint: {}: analysed without full types ({} error(s){}{})\n", file, analysis.errors,
+          analysis.missing_headers.empty() ? "" : "; missing: ", fmt::join(analysis.missing_headers, ", "));
     return kExitClean;
   }
   const kvlint::facts::FileFacts facts = kvlint::python::analyze(file, read.content, config.vocabulary);

@@ -63,6 +63,7 @@ struct FileState {
   bool is_cpp = false;                       // analysed by the C++ front end
   bool analysis_failed = false;              // the C++ front end could not analyse it at all
   std::vector<FileDependency> dependencies;  // the headers its C++ result depends on
+  std::vector<std::string> dropped_options;  // C++: compile options left out (not how the file is read)
   std::optional<std::vector<std::string>> defined_classes;  // names after `class `, scanned on demand
 };
 
@@ -521,14 +522,7 @@ class ProjectRun {
   void analyse_cpp(const std::vector<std::size_t>& indices, const facts::Vocabulary& vocabulary) {
     std::unique_ptr<facts::CppAnalyzer> analyzer;
     if (cpp_module_ && cpp_module_->loaded()) {
-      facts::CppProjectSettings settings;
-      settings.compile_database = compile_database_;
-      settings.fallback_flags = config_.cpp.fallback_flags;
-      for (const auto& dir : config_.cpp.include_dirs)
-        settings.fallback_include_dirs.push_back(config_.root / dir);
-      std::error_code ec;
-      for (const fs::path& dir : {config_.root / "include", config_.root / "runtime" / "include"})
-        if (fs::is_directory(dir, ec)) settings.fallback_include_dirs.push_back(dir);
+      const facts::CppProjectSettings settings = cpp_project_settings(config_, compile_database_);
       analyzer = cpp_module_->make(vocabulary, settings);
       if (analyzer && !analyzer->database_problem().empty()) {
         Diagnostic d;
@@ -558,7 +552,8 @@ class ProjectRun {
       FileState& state = files_[i];
       const std::optional<std::string> content = reread(state);
       if (!content) return;
-      const facts::CppCommand command = analyzer->command_for(state.file.absolute);
+      facts::CppCommand command = analyzer->command_for(state.file.absolute);
+      state.dropped_options = std::move(command.dropped);
       std::string command_text = cpp_module_->identity() + "\n" + command.directory.string();
       for (const auto& a : command.arguments) command_text += "\n" + a;
       const std::string key_module = state.module_name + "\ncpp\n" + command_text;
@@ -626,6 +621,12 @@ class ProjectRun {
       state.analysis_failed = cpp.failed;
       state.parsed = true;
     });
+    for (std::size_t i : indices)
+      if (!files_[i].dropped_options.empty())
+        result_.details.push_back(fmt::format(
+            "{}: left out {} compile option{} that do not change how it is read: {}", files_[i].file.display,
+            files_[i].dropped_options.size(), files_[i].dropped_options.size() == 1 ? "" : "s",
+            fmt::join(files_[i].dropped_options, " ")));
   }
 
   // Classes that capture CUDA graphs are often built by another class only when not
@@ -976,6 +977,7 @@ CheckResult run_check(const CheckOptions& options) {
     CheckResult& part = project->result();
     for (auto& f : part.findings) result.findings.push_back(std::move(f));
     for (auto& d : part.diagnostics) result.diagnostics.push_back(std::move(d));
+    for (auto& detail : part.details) result.details.push_back(std::move(detail));
     result.suppressed += part.suppressed;
     result.stats.files_parsed += part.stats.files_parsed;
     result.stats.files_cached += part.stats.files_cached;
