@@ -531,7 +531,7 @@ class Analyzer final : public facts::CppAnalyzer {
       (void)errors.release();
       (void)invocation.release();
       result.failed = true;
-      result.first_error = "Clang crashed on this file";
+      result.first_error = "the compile crashed on this file (in Clang or in kvlint's walk)";
       return result;
     }
     result.facts = std::move(*walked);
