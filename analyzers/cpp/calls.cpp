@@ -26,12 +26,18 @@ bool writes_kv(const Context& cx, const CallExpr* call) {
   // member in captured code still keeps it resident: any use counts.
   if (const auto dot = callee.rfind('.'); dot != std::string::npos && names_kv_member(cx, callee.substr(0, dot)))
     return true;
+  // Through a member holding a K/V store: `kv_->keys.narrow(...)`, `kv_cache_[id].update(k, v)`.
+  if (const auto* member_call = dyn_cast<CXXMemberCallExpr>(call);
+      member_call && holds_kv(cx.vocabulary, self_member(member_call->getImplicitObjectArgument())))
+    return true;
+  // Captured code that allocates K/V (`auto past_k = torch::zeros(...)`): it lives in the graph pool.
+  if (allocates_kv(cx, call)) return true;
   bool found = false;
   for (const Expr* arg : call->arguments())
     for_each_stmt(arg, [&](const Stmt* s) {
       if (found) return;
       if (const auto* e = dyn_cast<Expr>(s); e && isa<MemberExpr, CXXDependentScopeMemberExpr>(e))
-        found = names_kv_member(cx, dotted(cx, e));
+        found = names_kv_member(cx, dotted(cx, e)) || holds_kv(cx.vocabulary, self_member(e));
     });
   return found;
 }

@@ -9,6 +9,7 @@ namespace {
 constexpr std::string_view kTorch = R"cpp(
 #ifndef KVLINT_DEGRADED_TORCH
 #define KVLINT_DEGRADED_TORCH
+#include <cstdint>  // LibTorch's headers bring the fixed-width integer types
 #include <initializer_list>
 namespace c10 {
 enum class ScalarType { Byte, Char, Short, Int, Long, Half, Float, Double, Bool, BFloat16 };

@@ -180,12 +180,28 @@ std::string dotted(const Context& cx, const Expr* expr) {
       continue;
     }
     if (const auto* op = dyn_cast<CXXOperatorCallExpr>(expr)) {
-      // `holder_->x` and `*ptr_`: the object the operator reaches through.
-      if ((op->getOperator() == OO_Arrow || op->getOperator() == OO_Star) && op->getNumArgs() >= 1) {
+      // `holder_->x` and `*ptr_`: the object the operator reaches through; `graphs_[bs]`: an
+      // element of the container, named by the container.
+      if ((op->getOperator() == OO_Arrow || op->getOperator() == OO_Star ||
+           op->getOperator() == OO_Subscript) &&
+          op->getNumArgs() >= 1) {
         expr = op->getArg(0);
         continue;
       }
       return {};
+    }
+    if (const auto* sub = dyn_cast<ArraySubscriptExpr>(expr)) {
+      expr = sub->getBase();
+      continue;
+    }
+    if (const auto* call = dyn_cast<CXXMemberCallExpr>(expr)) {
+      // `graphs_.back()`, `layers_.at(i)`, `holder_.get()`: an element (or the object) of what it is called
+      // on.
+      const CXXMethodDecl* method = call->getMethodDecl();
+      const std::string name = method && method->getIdentifier() ? method->getName().str() : std::string();
+      if (name != "back" && name != "front" && name != "at" && name != "get" && name != "value") return {};
+      expr = call->getImplicitObjectArgument();
+      continue;
     }
     if (const auto* u = dyn_cast<UnaryOperator>(expr)) {
       if (u->getOpcode() != UO_Deref) return {};
@@ -343,6 +359,104 @@ const CXXRecordDecl* held_class(QualType type, bool* in_container) {
   return nullptr;
 }
 
+const FieldDecl* self_member(const Expr* expr) {
+  for (int depth = 0; depth < 16 && expr; ++depth) {
+    expr = strip(expr);
+    if (const auto* m = dyn_cast<MemberExpr>(expr)) {
+      if (isa<CXXThisExpr>(strip(m->getBase()))) return dyn_cast<FieldDecl>(m->getMemberDecl());
+      expr = m->getBase();
+    } else if (const auto* op = dyn_cast<CXXOperatorCallExpr>(expr)) {
+      if (op->getNumArgs() < 1) return nullptr;
+      expr = op->getArg(0);
+    } else if (const auto* sub = dyn_cast<ArraySubscriptExpr>(expr)) {
+      expr = sub->getBase();
+    } else if (const auto* call = dyn_cast<CXXMemberCallExpr>(expr)) {
+      expr = call->getImplicitObjectArgument();
+    } else if (const auto* u = dyn_cast<UnaryOperator>(expr); u && u->getOpcode() == UO_Deref) {
+      expr = u->getSubExpr();
+    } else {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+
+std::string bare_member_name(std::string_view name) {
+  std::string n(name);
+  while (!n.empty() && n.back() == '_') n.pop_back();
+  if (n.starts_with("m_")) n = n.substr(2);
+  std::transform(n.begin(), n.end(), n.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return n;
+}
+
+bool is_module_class(const CXXRecordDecl* record) {
+  if (!record || !record->hasDefinition()) return false;
+  for (const auto& base : record->getDefinition()->bases()) {
+    const QualType type = base.getType();
+    std::string name;
+    if (const auto* b = type->getAsCXXRecordDecl())
+      name = b->getQualifiedNameAsString();
+    else if (const auto* spec = type->getAs<TemplateSpecializationType>())
+      if (const auto* t = spec->getTemplateName().getAsTemplateDecl()) name = t->getQualifiedNameAsString();
+    if (name.starts_with("torch::nn::")) return true;
+    if (const auto* b = type->getAsCXXRecordDecl(); b && b != record && is_module_class(b)) return true;
+  }
+  return false;
+}
+
+// The K/V pair of a store's members: `keys`/`values`, `k`/`v`, `key`/`value`.
+bool kv_pair_member(const CXXRecordDecl& record, std::string_view member) {
+  static constexpr std::pair<std::string_view, std::string_view> kPairs[] = {
+      {"keys", "values"}, {"key", "value"}, {"k", "v"}};
+  const std::string name = bare_member_name(member);
+  for (const auto& [k, v] : kPairs) {
+    if (name != k && name != v) continue;
+    const std::string_view partner = name == k ? v : k;
+    for (const FieldDecl* field : record.fields())
+      if (bare_member_name(field->getName()) == partner) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool is_kv_store(const facts::Vocabulary& vocabulary, const CXXRecordDecl* record) {
+  if (!record || !record->hasDefinition() || is_library_class(record)) return false;
+  record = record->getDefinition();
+  if (is_module_class(record)) return false;
+  for (const FieldDecl* field : record->fields())
+    if (is_kv_name(vocabulary, field->getName()) || kv_pair_member(*record, field->getName())) return true;
+  return false;
+}
+
+bool holds_kv(const facts::Vocabulary& vocabulary, const FieldDecl* field) {
+  if (!field) return false;
+  if (is_kv_name(vocabulary, field->getName())) return true;
+  if (const auto* owner = dyn_cast<CXXRecordDecl>(field->getParent());
+      owner && !is_module_class(owner) && kv_pair_member(*owner, field->getName()))
+    return true;
+  // Owned only: a reference or raw pointer to a store (an engine's paged pool handed in) is
+  // someone else's memory.
+  const QualType type = field->getType();
+  if (type->isReferenceType() || type->isPointerType()) return false;
+  return is_kv_store(vocabulary, held_class(type));
+}
+
+bool kv_member(const facts::Vocabulary& vocabulary, const CXXRecordDecl* owner, std::string_view member) {
+  if (is_kv_name(vocabulary, member)) return true;
+  if (!owner || !owner->hasDefinition()) return false;
+  for (const FieldDecl* field : owner->getDefinition()->fields())
+    if (std::string_view(field->getName()) == member) return holds_kv(vocabulary, field);
+  return false;
+}
+
+std::string qualified_name(const CXXRecordDecl& record) {
+  return with_dots(record.getQualifiedNameAsString());
+}
+
 bool is_kv_name(const facts::Vocabulary& vocabulary, std::string_view name) {
   std::string n(name);
   while (!n.empty() && n.back() == '_') n.pop_back();
@@ -394,14 +508,18 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
     const CXXRecordDecl* owner = owner_of(function);
     facts::MethodFact fact = method_fact(cx_, *function);
     if (owner) {
-      bool placed = false;
-      for (auto& c : cx_.out.classes)
-        if (c.name == owner->getNameAsString()) {
-          c.methods.push_back(std::move(fact));
-          placed = true;
-          break;
-        }
-      (void)placed;  // a method of a class defined in a header: its calls stay with that header's class
+      // A method of a class defined in this file, or one defined out of line for a class
+      // defined in a header (`Decoder::Decoder(...)` in dec.cpp): the header's class gets an
+      // out-of-line entry here, which Project joins to the header's facts.
+      const std::string qualified = qualified_name(*owner);
+      auto it = std::find_if(cx_.out.classes.begin(), cx_.out.classes.end(),
+                             [&](const facts::ClassFact& c) { return c.qualified_name == qualified; });
+      if (it == cx_.out.classes.end() && !is_library_class(owner)) {
+        const CXXRecordDecl& definition = owner->getDefinition() ? *owner->getDefinition() : *owner;
+        cx_.out.classes.push_back(out_of_line_class(cx_, definition, *function));
+        it = std::prev(cx_.out.classes.end());
+      }
+      if (it != cx_.out.classes.end()) it->methods.push_back(std::move(fact));
     } else {
       cx_.out.functions.push_back(std::move(fact));
     }

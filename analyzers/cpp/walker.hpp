@@ -7,7 +7,9 @@
 //   guards.cpp        enclosing conditions, loops and early returns
 //   captures.cpp      CUDA-graph captures (CUDAGraph::capture_begin, cudaStreamBeginCapture, ...)
 // Everything reads Clang's AST of one translation unit; only declarations spelled in
-// the main file produce facts (headers are analysed as files of their own).
+// the main file produce facts (headers are analysed as files of their own). A method
+// defined here for a class defined in a header gives an out-of-line class entry
+// (ClassFact::out_of_line) that Project joins to the header's class.
 // Names are rendered in the facts' dotted form: `this->x_`, `x_` and `x_->` all start
 // with `self` ("self.decoder_.step"), `torch::cuda::is_available` is
 // "torch.cuda.is_available", and a constructor is recorded as the method `__init__`.
@@ -77,6 +79,20 @@ std::string method_name(const clang::FunctionDecl* function);  // "__init__" for
 // TORCH_MODULE holders (`Decoder` -> `DecoderImpl`); `in_container` when through a container.
 const clang::CXXRecordDecl* held_class(clang::QualType type, bool* in_container = nullptr);
 bool is_kv_name(const facts::Vocabulary& vocabulary, std::string_view name);
+// The member of `this` an expression reaches through: `k_cache_` for `this->k_cache_`,
+// `kv_->keys`, `graphs_[bs]`, `kv_cache_[id].key_cache`, `graphs_.back()`; null otherwise.
+const clang::FieldDecl* self_member(const clang::Expr* expr);
+// A K/V store: a class that is no torch::nn::Module and keeps K/V in its members, named as K/V
+// (`k_cache`) or as a keys/values pair (`struct LayerKV { torch::Tensor keys, values; }`).
+bool is_kv_store(const facts::Vocabulary& vocabulary, const clang::CXXRecordDecl* record);
+// A member that holds K/V: named so, one of its store's keys/values pair, or holding a K/V store
+// through an owning pointer, holder or container (`std::shared_ptr<LayerKV> kv_`).
+bool holds_kv(const facts::Vocabulary& vocabulary, const clang::FieldDecl* field);
+// The member `member` of `owner` holds K/V (by name alone when `owner` is unknown).
+bool kv_member(const facts::Vocabulary& vocabulary, const clang::CXXRecordDecl* owner,
+               std::string_view member);
+// The class's qualified name in dotted form ("ns.Decoder"), the key that joins its entries.
+std::string qualified_name(const clang::CXXRecordDecl& record);
 bool is_library_class(const clang::CXXRecordDecl* record);  // std::, torch::, at::, c10::
 // Every statement under `root` (pre-order), for extractors that scan a body.
 template <typename Fn>
@@ -96,6 +112,9 @@ void walk_translation_unit(Context& cx);
 
 // ---- classes.cpp ----
 void extract_class(Context& cx, const clang::CXXRecordDecl& record);
+// The entry of a class defined in another file whose method `first` this file defines.
+facts::ClassFact out_of_line_class(Context& cx, const clang::CXXRecordDecl& definition,
+                                   const clang::FunctionDecl& first);
 void extract_constant(Context& cx, const clang::VarDecl& var);
 void extract_constructions(Context& cx, const clang::FunctionDecl& function);
 void extract_attribute_assignments(Context& cx, const clang::FunctionDecl& function);
@@ -107,6 +126,8 @@ bool writes_kv(const Context& cx, const clang::CallExpr* call);
 // ---- cache_sites.cpp ----
 void extract_member_caches(Context& cx, const clang::CXXRecordDecl& record);
 void extract_cache_sites(Context& cx, const clang::FunctionDecl& function);
+// A tensor allocation kept as K/V: in a member holding K/V, or a local named as K/V (`past_k`).
+bool allocates_kv(const Context& cx, const clang::CallExpr* call);
 
 // ---- declarations.cpp ----
 void extract_declaration(Context& cx, const clang::CXXMethodDecl& method);

@@ -20,7 +20,8 @@
 namespace kvlint::facts {
 
 // Bump when anything below changes shape.
-inline constexpr int kCppAnalyzerAbi = 3;
+inline constexpr int kCppAnalyzerAbi =
+    4;  // 3: ClassFact::qualified_name, out_of_line; 4: CppAnalysis dependencies, work budget
 
 // Where a file's compile command comes from, per project.
 struct CppProjectSettings {

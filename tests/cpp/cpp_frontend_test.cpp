@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -100,6 +101,98 @@ TEST(CppFrontEnd, CompileDatabaseGivesFullTypesFallbackDegrades) {
   // A -p directory without a database is said, and the fallback flags are used.
   r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "-p", "nowhere", "src"}));
   EXPECT_TRUE(has(diagnostic_kinds(r, "nowhere"), "config")) << r.dump();
+}
+
+// A stand-in LibTorch that, like the real one, brings the fixed-width integer types.
+constexpr const char* kTorchWithIntegers = R"cpp(#pragma once
+#include <cstdint>
+#include <initializer_list>
+                                                 namespace torch {
+                                                 struct Tensor {
+                                                   template <class... A>
+                                                   Tensor narrow(A...) const {
+                                                     return {};
+                                                   }
+                                                   template <class... A>
+                                                   Tensor copy_(A...) const {
+                                                     return {};
+                                                   }
+                                                 };
+                                                 inline Tensor zeros(std::initializer_list<int64_t>) {
+                                                   return {};
+                                                 }
+                                                 inline Tensor cat(std::initializer_list<Tensor>, int64_t) {
+                                                   return {};
+                                                 }
+                                                 namespace nn {
+                                                 struct Module {};
+                                                 }  // namespace nn
+                                                 }  // namespace torch
+)cpp";
+
+// The class in the header, its methods in the .cpp (the normal C++ layout).
+constexpr const char* kDecoderHeader = R"cpp(#pragma once
+#include <torch/torch.h>
+                                             namespace talker {
+                                             class Decoder : public torch::nn::Module {
+                                              public:
+                                               explicit Decoder(int64_t layers);
+                                               void step(const torch::Tensor& k);
+
+                                              private:
+                                               torch::Tensor k_cache_;
+                                               torch::Tensor past_keys_;
+                                             };
+                                             }  // namespace talker
+)cpp";
+
+constexpr const char* kDecoderSource = R"cpp(#include "decoder.h"
+                                             namespace talker {
+                                             Decoder::Decoder(int64_t layers) {
+                                               k_cache_ = torch::zeros({layers, 4096, 8, 64});
+                                             }
+                                             void Decoder::step(const torch::Tensor& k) {
+                                               past_keys_ = torch::cat({past_keys_, k}, 2);
+                                             }
+                                             }  // namespace talker
+)cpp";
+
+std::vector<std::string> finding_lines(const json& r) {
+  std::vector<std::string> out;
+  for (const auto& f : r.value("findings", json::array()))
+    out.push_back(f.value("code", "") + " " + f.value("path", "") + ":" + std::to_string(f.value("line", 0)));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// One class across the header and the .cpp: the constructor's K/V and the step's growth are
+// the header's class's, in degraded mode and with a compile database (which lists the .cpp
+// only; the header's command is inferred from it), with the same findings.
+TEST(CppFrontEnd, AClassInAHeaderWithMethodsInTheSourceIsOneClass) {
+  TempDir dir;
+  dir.write("third_party/torch/torch.h", kTorchWithIntegers);
+  dir.write("src/decoder.h", kDecoderHeader);
+  dir.write("src/decoder.cpp", kDecoderSource);
+  const std::vector<std::string> expected = {"KV101 src/decoder.cpp:4", "KV101 src/decoder.cpp:7"};
+
+  CliRun degraded = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "src"});
+  json r = report(degraded);
+  EXPECT_EQ(finding_lines(r), expected) << degraded.out << degraded.err;
+  EXPECT_TRUE(has(diagnostic_kinds(r, "decoder.cpp"), "degraded")) << degraded.out;
+  for (const auto& f : r.value("findings", json::array()))
+    EXPECT_NE(f.value("message", "").find("`Decoder`"), std::string::npos) << f.dump();
+
+  dir.write("compile_commands.json", compile_database(dir.path(), "src/decoder.cpp"));
+  CliRun full = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "src"});
+  r = report(full);
+  EXPECT_EQ(finding_lines(r), expected) << full.out << full.err;
+  EXPECT_TRUE(diagnostic_kinds(r, "decoder.cpp").empty()) << full.out;
+  EXPECT_TRUE(diagnostic_kinds(r, "decoder.h").empty()) << full.out;
+
+  // The .cpp alone names the class it defines methods of; its header is found and analysed
+  // (the class's members and bases are the header's).
+  CliRun alone = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "src/decoder.cpp"});
+  EXPECT_EQ(finding_lines(report(alone)), expected) << alone.out << alone.err;
 }
 
 // Without a database, a project's own header named from the project root is found (the

@@ -118,6 +118,10 @@ std::vector<std::string> cpp_prefilter_anchors(const facts::Vocabulary& v) {
   std::vector<std::string> anchors = prefilter_anchors(v);
   for (const auto& name : v.cpp.kv_tensor_names) anchors.push_back(name);
   for (const char* fixed : {"cudaGraphInstantiate", "CUDAGraph"}) anchors.emplace_back(fixed);
+  // A K/V store class named like no cache (`struct LayerKV { torch::Tensor keys, values; }`)
+  // allocates its tensors.
+  for (const auto& allocator : v.cpp.tensor_allocators)
+    for (const char* ns : {"torch::", "at::"}) anchors.push_back(ns + allocator + "(");
   return anchors;
 }
 
@@ -132,27 +136,31 @@ bool is_identifier_char(char c) {
          static_cast<unsigned char>(c) >= 0x80;
 }
 
-// Names written after the keyword `class ` anywhere in the bytes (a superset of the
-// classes the file defines; strings and comments may add a few, which only costs a parse).
-std::vector<std::string> scan_class_names(std::string_view content) {
-  std::vector<std::string> names;
-  constexpr std::string_view kKeyword = "class ";
+// Appends the names written after `keyword` anywhere in the bytes.
+void scan_names_after(std::string_view content, std::string_view keyword, std::vector<std::string>& names) {
   // memmem, not string_view::find: find scans for 'c' and compares at each, slow on source text.
   auto next = [&](std::size_t from) -> std::size_t {
     if (from >= content.size()) return std::string_view::npos;
-    const void* hit =
-        ::memmem(content.data() + from, content.size() - from, kKeyword.data(), kKeyword.size());
+    const void* hit = ::memmem(content.data() + from, content.size() - from, keyword.data(), keyword.size());
     return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - content.data())
                : std::string_view::npos;
   };
   for (std::size_t at = next(0); at != std::string_view::npos; at = next(at + 1)) {
     if (at > 0 && is_identifier_char(content[at - 1])) continue;
-    std::size_t begin = at + kKeyword.size();
+    std::size_t begin = at + keyword.size();
     while (begin < content.size() && (content[begin] == ' ' || content[begin] == '\t')) ++begin;
     std::size_t end = begin;
     while (end < content.size() && is_identifier_char(content[end])) ++end;
     if (end > begin) names.emplace_back(content.substr(begin, end - begin));
   }
+}
+
+// Names written after the keyword `class ` or `struct ` (C++) anywhere in the bytes (a superset
+// of the classes the file defines; strings and comments may add a few, which only costs a parse).
+std::vector<std::string> scan_class_names(std::string_view content) {
+  std::vector<std::string> names;
+  for (std::string_view keyword : {std::string_view("class "), std::string_view("struct ")})
+    scan_names_after(content, keyword, names);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
@@ -646,6 +654,7 @@ class ProjectRun {
       for (const auto& name : built) {
         needles.push_back(name + "(");
         needles.push_back(name + ".");
+        needles.push_back("<" + name + ">");  // C++: held as `std::unique_ptr<GraphRunner> graphs_`
       }
       analyse(containing_any(readable_matching([](const FileState& f) { return !f.facts; }), needles),
               vocabulary_);
@@ -685,25 +694,81 @@ class ProjectRun {
     for (std::size_t k = 0; k < owners.size(); ++k) *files_[owners[k]].facts = std::move(returned[k]);
   }
 
+  // C++ classes defined in analysed headers whose methods are defined out of line in files the
+  // prefilter skipped (`Runner::warmup` in runner.cpp names no anchor; runner.h does): analyse
+  // the files that name `Runner::`, once per class. And the holders of C++ classes that keep
+  // K/V (`std::shared_ptr<LayerKV> kv_` names no anchor): the files naming such a class.
+  // True when some were analysed.
+  bool analyse_out_of_line_methods() {
+    std::vector<std::string> needles;
+    for (const auto& f : files_) {
+      if (!f.facts || f.facts->language != facts::Language::Cpp) continue;
+      if (is_cpp_header(f.file.display))
+        for (const auto& c : f.facts->classes)
+          if (!c.out_of_line && out_of_line_searched_.insert(c.name + "::").second)
+            needles.push_back(c.name + "::");
+      // Only stores that are no module: a module keeping K/V names an anchor or is held by one.
+      auto is_module = [&](const std::string& name) {
+        for (const auto& c : f.facts->classes)
+          if (c.name == name)
+            for (const auto& b : c.bases)
+              if (b.resolved.find("nn.Module") != std::string::npos ||
+                  b.resolved.find("nn.Cloneable") != std::string::npos)
+                return true;
+        return false;
+      };
+      for (const auto& site : f.facts->cache_sites)
+        if (!site.owner_class.empty() && !is_module(site.owner_class) &&
+            out_of_line_searched_.insert(site.owner_class).second)
+          needles.push_back(site.owner_class);
+    }
+    if (needles.empty()) return false;
+    const std::vector<std::size_t> found =
+        containing_any(readable_matching([](const FileState& f) { return !f.facts && f.is_cpp; }), needles);
+    if (found.empty()) return false;
+    analyse(found, vocabulary_);
+    return true;
+  }
+
+  static bool is_cpp_header(std::string_view path) {
+    for (std::string_view ext : {".h", ".hpp", ".hh", ".hxx", ".cuh"})
+      if (path.ends_with(ext)) return true;
+    return false;
+  }
+
   void analyse_with_widening() {
     analyse(readable_matching([](const FileState& f) { return f.anchor_hit; }), vocabulary_);
     analyse_capture_holders();
     int base_rounds = 0;
     for (int round = 0; round < kMaxWideningRounds; ++round) {
-      bool changed = false;
+      bool changed = analyse_out_of_line_methods();
       // Bases defined in files the prefilter skipped: parse those so inheritance resolves.
       if (base_rounds < kMaxBaseRounds) {
         std::set<std::string> defined, wanted;
         for (const auto& f : files_)
           if (f.facts)
-            for (const auto& c : f.facts->classes) defined.insert(c.name);
+            for (const auto& c : f.facts->classes)
+              if (!c.out_of_line) defined.insert(c.name);
         for (const auto& f : files_)
           if (f.facts)
-            for (const auto& c : f.facts->classes)
+            for (const auto& c : f.facts->classes) {
+              // A .cpp defining methods of a class whose header the prefilter skipped: the
+              // header holds its members (K/V buffers, held modules).
+              if (c.out_of_line && !defined.count(c.name)) wanted.insert(c.name);
               for (const auto& b : c.bases) {
                 std::string simple(facts::simple_name(b.resolved.empty() ? b.written : b.resolved));
                 if (!simple.empty() && !defined.count(simple)) wanted.insert(std::move(simple));
               }
+            }
+        // C++ members and constructions of classes defined elsewhere (`std::shared_ptr<LayerKV> kv_`,
+        // `std::make_shared<LayerKV>(...)`): the K/V store's header may name no anchor.
+        for (const auto& f : files_)
+          if (f.facts && f.facts->language == facts::Language::Cpp) {
+            for (const auto& h : f.facts->hops)
+              if (!defined.count(h.target_class)) wanted.insert(h.target_class);
+            for (const auto& c : f.facts->constructions)
+              if (!defined.count(c.target_class)) wanted.insert(c.target_class);
+          }
         if (!wanted.empty()) {
           // The class-name scan runs only here, for files the prefilter skipped, and at most once each.
           std::vector<std::size_t> unanalysed =
@@ -827,6 +892,7 @@ class ProjectRun {
   const CppFrontEndModule* cpp_module_ = nullptr;
   IncludedFilesCheck* included_files_ = nullptr;
   std::size_t analysis_failures_ = 0;
+  std::set<std::string> out_of_line_searched_;  // needles of analyse_out_of_line_methods already searched
   fs::path compile_database_;
   std::uint64_t compile_database_hash_ = 0;
   std::set<std::string> reported_;  // display paths of the reported files
