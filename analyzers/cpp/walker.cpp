@@ -14,6 +14,11 @@ namespace kvlint::cpp {
 
 using namespace clang;
 
+void charge(WorkMeter& meter, std::uint64_t steps) {
+  meter.steps += steps;
+  if (meter.steps > meter.budget) throw WorkBudgetExceeded{};
+}
+
 bool in_main_file(const Context& cx, SourceLocation at) {
   const SourceManager& sm = cx.ast.getSourceManager();
   return at.isValid() && sm.isWrittenInMainFile(sm.getExpansionLoc(at));
@@ -43,6 +48,7 @@ std::string text_of(const Context& cx, SourceRange range) {
   const SourceManager& sm = cx.ast.getSourceManager();
   const CharSourceRange chars = CharSourceRange::getTokenRange(sm.getExpansionRange(range).getAsRange());
   const StringRef raw = Lexer::getSourceText(chars, sm, cx.ast.getLangOpts());
+  if (cx.work) charge(*cx.work, 1 + std::min<std::size_t>(raw.size(), facts::kMaxTextBytes));
   std::string out;
   bool space = false;
   for (char c : raw) {
@@ -66,15 +72,20 @@ unsigned offset_of(const Context& cx, SourceLocation at) {
 const Expr* strip(const Expr* expr) {
   while (expr) {
     const Expr* next = expr->IgnoreParenImpCasts();
-    if (const auto* e = dyn_cast<ExprWithCleanups>(next)) next = e->getSubExpr();
-    else if (const auto* m = dyn_cast<MaterializeTemporaryExpr>(next)) next = m->getSubExpr();
-    else if (const auto* b = dyn_cast<CXXBindTemporaryExpr>(next)) next = b->getSubExpr();
+    if (const auto* e = dyn_cast<ExprWithCleanups>(next))
+      next = e->getSubExpr();
+    else if (const auto* m = dyn_cast<MaterializeTemporaryExpr>(next))
+      next = m->getSubExpr();
+    else if (const auto* b = dyn_cast<CXXBindTemporaryExpr>(next))
+      next = b->getSubExpr();
     else if (const auto* c = dyn_cast<CXXConstructExpr>(next);
              c && c->getNumArgs() == 1 && c->getConstructor() &&
-             (c->getConstructor()->isCopyOrMoveConstructor() || c->getConstructor()->isConvertingConstructor(false)) &&
+             (c->getConstructor()->isCopyOrMoveConstructor() ||
+              c->getConstructor()->isConvertingConstructor(false)) &&
              !isa<CXXTemporaryObjectExpr>(c))
       next = c->getArg(0);
-    else if (const auto* f = dyn_cast<CXXFunctionalCastExpr>(next)) next = f->getSubExpr();
+    else if (const auto* f = dyn_cast<CXXFunctionalCastExpr>(next))
+      next = f->getSubExpr();
     if (next == expr) return expr;
     expr = next;
   }
@@ -82,6 +93,9 @@ const Expr* strip(const Expr* expr) {
 }
 
 namespace {
+
+// Longer dotted names than any a rule matches are not names (`a.b.c...` of thousands of links).
+constexpr std::size_t kMaxDottedLinks = 64;
 
 std::string with_dots(std::string text) {
   std::string out;
@@ -98,12 +112,14 @@ std::string with_dots(std::string text) {
 
 bool is_identifier_path(std::string_view text) {
   if (text.empty()) return false;
-  return std::all_of(text.begin(), text.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; });
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+  });
 }
 
 void collect_names(const Context& cx, const Expr* root, std::vector<std::string>& names) {
   for_each_stmt(root, [&](const Stmt* s) {
+    if (cx.work) charge(*cx.work, 1 + names.size());
     const auto* e = dyn_cast<Expr>(s);
     if (!e) return;
     if (!isa<DeclRefExpr, MemberExpr, CXXDependentScopeMemberExpr, UnresolvedMemberExpr,
@@ -125,50 +141,85 @@ void collect_names(const Context& cx, const Expr* root, std::vector<std::string>
 
 }  // namespace
 
+// Iterative and bounded: a chain `s.a.a.a...` of any length costs at most kMaxDottedLinks
+// steps and one string (recursing per link, and copying the growing name at each, made a
+// 20,000-link chain take minutes).
 std::string dotted(const Context& cx, const Expr* expr) {
-  expr = strip(expr);
-  if (!expr) return {};
-  if (isa<CXXThisExpr>(expr)) return "self";
-  if (const auto* m = dyn_cast<MemberExpr>(expr)) {
-    std::string base = dotted(cx, m->getBase());
-    if (base.empty()) return {};
-    return base + "." + m->getMemberNameInfo().getAsString();
-  }
-  if (const auto* m = dyn_cast<CXXDependentScopeMemberExpr>(expr)) {
-    std::string base = m->isImplicitAccess() ? "self" : dotted(cx, m->getBase());
-    return base.empty() ? std::string() : base + "." + m->getMember().getAsString();
-  }
-  if (const auto* m = dyn_cast<UnresolvedMemberExpr>(expr)) {
-    std::string base = m->isImplicitAccess() ? "self" : dotted(cx, m->getBase());
-    return base.empty() ? std::string() : base + "." + m->getMemberName().getAsString();
-  }
-  if (const auto* op = dyn_cast<CXXOperatorCallExpr>(expr)) {
-    // `holder_->x` and `*ptr_`: the object the operator reaches through; `graphs_[bs]`: an
-    // element of the container, named by the container.
-    if ((op->getOperator() == OO_Arrow || op->getOperator() == OO_Star ||
-         op->getOperator() == OO_Subscript) &&
-        op->getNumArgs() >= 1)
-      return dotted(cx, op->getArg(0));
+  std::vector<std::string> members;  // the outermost link first
+  std::string root;
+  for (std::size_t links = 0;; ++links) {
+    if (links > kMaxDottedLinks) return {};  // longer than any name a rule matches
+    if (cx.work) charge(*cx.work, 1);
+    expr = strip(expr);
+    if (!expr) return {};
+    if (isa<CXXThisExpr>(expr)) {
+      root = "self";
+      break;
+    }
+    if (const auto* m = dyn_cast<MemberExpr>(expr)) {
+      members.push_back(m->getMemberNameInfo().getAsString());
+      expr = m->getBase();
+      continue;
+    }
+    if (const auto* m = dyn_cast<CXXDependentScopeMemberExpr>(expr)) {
+      members.push_back(m->getMember().getAsString());
+      if (m->isImplicitAccess()) {
+        root = "self";
+        break;
+      }
+      expr = m->getBase();
+      continue;
+    }
+    if (const auto* m = dyn_cast<UnresolvedMemberExpr>(expr)) {
+      members.push_back(m->getMemberName().getAsString());
+      if (m->isImplicitAccess()) {
+        root = "self";
+        break;
+      }
+      expr = m->getBase();
+      continue;
+    }
+    if (const auto* op = dyn_cast<CXXOperatorCallExpr>(expr)) {
+      // `holder_->x` and `*ptr_`: the object the operator reaches through; `graphs_[bs]`: an
+      // element of the container, named by the container.
+      if ((op->getOperator() == OO_Arrow || op->getOperator() == OO_Star ||
+           op->getOperator() == OO_Subscript) &&
+          op->getNumArgs() >= 1) {
+        expr = op->getArg(0);
+        continue;
+      }
+      return {};
+    }
+    if (const auto* sub = dyn_cast<ArraySubscriptExpr>(expr)) {
+      expr = sub->getBase();
+      continue;
+    }
+    if (const auto* call = dyn_cast<CXXMemberCallExpr>(expr)) {
+      // `graphs_.back()`, `layers_.at(i)`, `holder_.get()`: an element (or the object) of what it is called
+      // on.
+      const CXXMethodDecl* method = call->getMethodDecl();
+      const std::string name = method && method->getIdentifier() ? method->getName().str() : std::string();
+      if (name != "back" && name != "front" && name != "at" && name != "get" && name != "value") return {};
+      expr = call->getImplicitObjectArgument();
+      continue;
+    }
+    if (const auto* u = dyn_cast<UnaryOperator>(expr)) {
+      if (u->getOpcode() != UO_Deref) return {};
+      expr = u->getSubExpr();
+      continue;
+    }
+    if (isa<DeclRefExpr, DependentScopeDeclRefExpr, UnresolvedLookupExpr>(expr)) {
+      root = with_dots(text_of(cx, expr->getSourceRange()));
+      if (!is_identifier_path(root)) return {};
+      break;
+    }
     return {};
   }
-  if (const auto* sub = dyn_cast<ArraySubscriptExpr>(expr)) return dotted(cx, sub->getBase());
-  if (const auto* call = dyn_cast<CXXMemberCallExpr>(expr)) {
-    // `graphs_.back()`, `layers_.at(i)`, `holder_.get()`: an element (or the object) of what it is called on.
-    const CXXMethodDecl* method = call->getMethodDecl();
-    const std::string name = method && method->getIdentifier() ? method->getName().str() : std::string();
-    if (name == "back" || name == "front" || name == "at" || name == "get" || name == "value")
-      return dotted(cx, call->getImplicitObjectArgument());
-    return {};
+  for (auto it = members.rbegin(); it != members.rend(); ++it) {
+    root += '.';
+    root += *it;
   }
-  if (const auto* u = dyn_cast<UnaryOperator>(expr)) {
-    if (u->getOpcode() == UO_Deref) return dotted(cx, u->getSubExpr());
-    return {};
-  }
-  if (isa<DeclRefExpr, DependentScopeDeclRefExpr, UnresolvedLookupExpr>(expr)) {
-    std::string text = with_dots(text_of(cx, expr->getSourceRange()));
-    return is_identifier_path(text) ? text : std::string();
-  }
-  return {};
+  return root;
 }
 
 std::string callee_of(const Context& cx, const CallExpr* call) {
@@ -202,7 +253,8 @@ facts::Expression expression_of(const Context& cx, const Expr* expr) {
   out.loc = location_of(cx, expr->getSourceRange());
   const Expr* e = strip(expr);
   std::string sign;
-  if (const auto* u = dyn_cast<UnaryOperator>(e); u && (u->getOpcode() == UO_Minus || u->getOpcode() == UO_Plus)) {
+  if (const auto* u = dyn_cast<UnaryOperator>(e);
+      u && (u->getOpcode() == UO_Minus || u->getOpcode() == UO_Plus)) {
     const Expr* inner = u->getSubExpr()->IgnoreParenImpCasts();
     if (isa<IntegerLiteral, FloatingLiteral>(inner)) {
       sign = u->getOpcode() == UO_Minus ? "-" : "";
@@ -409,7 +461,8 @@ bool is_kv_name(const facts::Vocabulary& vocabulary, std::string_view name) {
   std::string n(name);
   while (!n.empty() && n.back() == '_') n.pop_back();
   if (n.starts_with("m_")) n = n.substr(2);
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(n.begin(), n.end(), n.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (const auto& bad : vocabulary.cpp.not_kv_tensor_names)
     if (n.find(bad) != std::string::npos) return false;
   for (const auto& kv : vocabulary.cpp.kv_tensor_names) {
@@ -428,6 +481,7 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
   bool shouldVisitImplicitCode() const { return false; }
 
   bool VisitCXXRecordDecl(CXXRecordDecl* record) {
+    note_progress(*record);
     if (!record->isThisDeclarationADefinition() || record->isLambda() || record->isImplicit() ||
         record->getIdentifier() == nullptr || !in_main_file(cx_, record->getLocation()) ||
         record->getLocation().isMacroID())
@@ -438,12 +492,14 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
   }
 
   bool VisitVarDecl(VarDecl* var) {
+    note_progress(*var);
     if (isa<ParmVarDecl>(var) || !in_main_file(cx_, var->getLocation())) return true;
     if (var->isFileVarDecl() || var->isStaticDataMember()) extract_constant(cx_, *var);
     return true;
   }
 
   bool VisitFunctionDecl(FunctionDecl* function) {
+    note_progress(*function);
     if (!function->doesThisDeclarationHaveABody() || !in_main_file(cx_, function->getLocation()) ||
         function->isImplicit())
       return true;
@@ -475,6 +531,13 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
         method && owner && method->getNameAsString() == cx_.vocabulary.declaration_method)
       extract_declaration(cx_, *method);
     return true;
+  }
+
+  // Each declaration visited is a step, and where a cut-off walk stood.
+  void note_progress(const Decl& decl) {
+    if (!cx_.work) return;
+    cx_.work->last = decl.getLocation();
+    charge(*cx_.work, 1);
   }
 
  private:

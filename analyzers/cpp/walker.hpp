@@ -21,6 +21,7 @@
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/Stmt.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,18 +38,32 @@ struct CaptureRegion {
   unsigned end = 0;
 };
 
+// The work one file's walk may take, in steps (a node visited by a scan that renders names or
+// text, a link of a dotted name), as the Python front end counts them. Linear extractors stay
+// far below it; a file that reaches it is cut off (WorkBudgetExceeded, caught by the walk's
+// caller) and keeps the facts found before that point.
+struct WorkMeter {
+  std::uint64_t steps = 0;
+  std::uint64_t budget = UINT64_MAX;
+  clang::SourceLocation last;  // where the walk stood when a step was last charged with a place
+};
+struct WorkBudgetExceeded {};
+// Charges `steps`; throws WorkBudgetExceeded once the budget is spent.
+void charge(WorkMeter& meter, std::uint64_t steps);
+
 struct Context {
   clang::ASTContext& ast;
   const facts::Vocabulary& vocabulary;
   facts::FileFacts& out;
   std::vector<CaptureRegion> captures;  // filled per function before its cache sites
+  WorkMeter* work = nullptr;            // null: unbounded
 };
 
 // ---- walker.cpp: source text, locations, names ----
 bool in_main_file(const Context& cx, clang::SourceLocation at);
 facts::Location location_of(const Context& cx, clang::SourceRange range);
 std::string text_of(const Context& cx, clang::SourceRange range);  // as written, whitespace folded
-unsigned offset_of(const Context& cx, clang::SourceLocation at);    // in the main file
+unsigned offset_of(const Context& cx, clang::SourceLocation at);   // in the main file
 facts::Expression expression_of(const Context& cx, const clang::Expr* expr);
 // The dotted path an expression names: "self.decoder_", "cfg.max_model_len", "kMaxLen"; empty otherwise.
 std::string dotted(const Context& cx, const clang::Expr* expr);
@@ -118,7 +133,8 @@ bool allocates_kv(const Context& cx, const clang::CallExpr* call);
 void extract_declaration(Context& cx, const clang::CXXMethodDecl& method);
 
 // ---- guards.cpp ----
-std::vector<facts::Guard> guards_of(const Context& cx, const clang::Stmt* node, const clang::FunctionDecl& function);
+std::vector<facts::Guard> guards_of(const Context& cx, const clang::Stmt* node,
+                                    const clang::FunctionDecl& function);
 
 // ---- captures.cpp ----
 void extract_captures(Context& cx, const clang::FunctionDecl& function);

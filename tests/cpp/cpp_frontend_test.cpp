@@ -16,61 +16,25 @@
 #include <string>
 #include <vector>
 
+#include "tests/cpp/cli_run.hpp"
 #include "tests/engine/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using kvlint::testing::CliRun;
+using kvlint::testing::codes_in;
+using kvlint::testing::diagnostic_kinds;
+using kvlint::testing::has;
 using kvlint::testing::quote;
+using kvlint::testing::report;
 using kvlint::testing::slurp;
 using kvlint::testing::TempDir;
 
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
+// The executable, as `kvlint` in the tests below.
 CliRun kvlint(const fs::path& cwd, const std::vector<std::string>& args, const std::string& env = "") {
-  TempDir capture;
-  std::string command = "cd " + quote(cwd.string()) + " && " + env + " " + quote(KVLINT_BINARY);
-  for (const auto& a : args) command += " " + quote(a);
-  command +=
-      " >" + quote((capture.path() / "out").string()) + " 2>" + quote((capture.path() / "err").string());
-  const int status = std::system(command.c_str());
-  CliRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = slurp(capture.path() / "out");
-  run.err = slurp(capture.path() / "err");
-  return run;
-}
-
-json report(const CliRun& run) {
-  try {
-    return json::parse(run.out);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "not JSON: " << e.what() << "\n" << run.out << run.err;
-    return json::object();
-  }
-}
-
-std::vector<std::string> codes_in(const json& r, const std::string& file_part) {
-  std::vector<std::string> out;
-  for (const auto& f : r.value("findings", json::array()))
-    if (f.dump().find(file_part) != std::string::npos) out.push_back(f.value("code", ""));
-  return out;
-}
-
-std::vector<std::string> diagnostic_kinds(const json& r, const std::string& file_part) {
-  std::vector<std::string> out;
-  for (const auto& d : r.value("diagnostics", json::array()))
-    if (d.value("path", "").find(file_part) != std::string::npos) out.push_back(d.value("kind", ""));
-  return out;
-}
-
-bool has(const std::vector<std::string>& v, const std::string& x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
+  return kvlint::testing::run_kvlint(cwd, args, env);
 }
 
 // A self-contained stand-in for LibTorch (so the file compiles with full types) reachable

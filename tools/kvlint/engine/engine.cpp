@@ -12,9 +12,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -58,6 +61,8 @@ struct FileState {
   bool parsed = false;                       // went through the front end at least once this run
   bool anchor_hit = false;                   // the prefilter: contains a vocabulary anchor
   bool is_cpp = false;                       // analysed by the C++ front end
+  bool analysis_failed = false;              // the C++ front end could not analyse it at all
+  std::vector<FileDependency> dependencies;  // the headers its C++ result depends on
   std::vector<std::string> dropped_options;  // C++: compile options left out (not how the file is read)
   std::optional<std::vector<std::string>> defined_classes;  // names after `class `, scanned on demand
 };
@@ -160,6 +165,46 @@ std::vector<std::string> scan_class_names(std::string_view content) {
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
 }
+
+// Whether the files a cached C++ result depends on (FileDependency: included headers, paths
+// where missing headers were looked for) are still as they were. Each path is looked at once
+// a run; thread-safe.
+class IncludedFilesCheck {
+ public:
+  bool holds(const std::vector<FileDependency>& dependencies) {
+    return std::all_of(dependencies.begin(), dependencies.end(), [&](const FileDependency& d) {
+      const Seen s = now(d.path);
+      return d.content_hash ? s.regular && s.read && s.hash == *d.content_hash : !s.regular;
+    });
+  }
+
+ private:
+  struct Seen {
+    bool regular = false;  // a regular file is there
+    bool read = false;     // and could be read (else it matches no hash)
+    std::uint64_t hash = 0;
+  };
+  Seen now(const std::string& path) {
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = seen_.find(path); it != seen_.end()) return it->second;
+    }
+    Seen s;
+    std::error_code ec;
+    s.regular = fs::is_regular_file(path, ec);
+    if (s.regular) {
+      std::ifstream in(path, std::ios::binary);
+      const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      s.read = in.is_open() && !in.bad();
+      s.hash = XXH3_64bits(bytes.data(), bytes.size());
+    }
+    std::lock_guard lock(mutex_);
+    seen_.emplace(path, s);
+    return s;
+  }
+  std::mutex mutex_;
+  std::map<std::string, Seen> seen_;
+};
 
 // Dotted module path: directories holding __init__.py above the file, up to the config root.
 class ModuleNamer {
@@ -271,8 +316,10 @@ class ProjectRun {
   const Config& config() const { return config_; }
   bool has_cpp() const { return has_cpp_; }
   // The C++ front end (loaded once per run) and the command-line compile database; before check().
-  void use_cpp(const CppFrontEndModule* module, const fs::path& compile_commands) {
+  void use_cpp(const CppFrontEndModule* module, const fs::path& compile_commands,
+               IncludedFilesCheck& included) {
     cpp_module_ = module;
+    included_files_ = &included;
     compile_database_ = find_compile_database(compile_commands, config_.cpp.compile_commands, config_.root);
     if (!compile_database_.empty()) {
       ReadOutcome db = read_source(compile_database_, compile_database_.string());
@@ -290,6 +337,12 @@ class ProjectRun {
     for (const auto& f : files_)
       if (f.readable && reported_.count(f.file.display)) out.emplace(f.file.display, f.content_hash);
   }
+  // The dependencies of every C++ result of the run, for the run memo.
+  void add_dependencies(std::vector<FileDependency>& out) const {
+    for (const auto& f : files_) out.insert(out.end(), f.dependencies.begin(), f.dependencies.end());
+  }
+  // Reported files that could not be analysed at all (counted in stats().files_failed too).
+  std::size_t analysis_failures() const { return analysis_failures_; }
   // Absolute paths of every file of the project (reported or context), for cache pruning.
   void add_paths(std::vector<std::string>& paths) const {
     for (const auto& f : files_) paths.push_back(f.file.absolute.string());
@@ -499,6 +552,7 @@ class ProjectRun {
         d.kind = "not-analysed";
         d.message = fmt::format("C++ file not analysed: {}", why);
         files_[i].analysis_diagnostics = {std::move(d)};
+        files_[i].analysis_failed = true;
       }
       return;
     }
@@ -514,9 +568,12 @@ class ProjectRun {
       const std::string key = cache_key({*content, tool_identity_, config_fingerprint_, &vocabulary,
                                          state.file.display, key_module, config_location_});
       if (cache_) {
-        if (auto hit = cache_->lookup(key)) {
+        // The key covers the file and its command; the headers it read are checked here.
+        if (auto hit = cache_->lookup(key); hit && included_files_->holds(hit->dependencies)) {
           state.facts = std::move(hit->facts);
           state.analysis_diagnostics = std::move(hit->diagnostics);
+          state.dependencies = std::move(hit->dependencies);
+          state.analysis_failed = false;
           return;
         }
       }
@@ -530,8 +587,20 @@ class ProjectRun {
       }
       analysis.facts = std::move(cpp.facts);
       analysis.facts.module_name = state.module_name;
+      for (const auto& included : cpp.included)
+        analysis.dependencies.push_back({included.path, included.content_hash});
+      for (const auto& absent : cpp.absent) analysis.dependencies.push_back({absent, std::nullopt});
+      bytes_parsed_.fetch_add(content->size(), std::memory_order_relaxed);
       Diagnostic d;
       d.path = state.file.display;
+      for (const auto& problem : analysis.facts.parse_problems) {  // the walk's budget
+        Diagnostic p = d;
+        p.line = problem.loc.line;
+        p.column = problem.loc.column;
+        p.kind = "parse-error";
+        p.message = problem.message;
+        analysis.diagnostics.push_back(std::move(p));
+      }
       if (cpp.failed) {
         d.kind = "compile-error";
         d.message = fmt::format("C++ file not analysed: {}", cpp.first_error);
@@ -550,9 +619,14 @@ class ProjectRun {
                                 cpp.errors, cpp.errors == 1 ? "" : "s", cpp.first_error);
         analysis.diagnostics.push_back(d);
       }
-      if (cache_) cache_->store(key, state.file.absolute.string(), analysis);
+      // A failed analysis is not kept (it is cheap to repeat, and must count as failed again);
+      // nor one whose headers could not all be listed.
+      if (cache_ && !cpp.failed && cpp.dependencies_known)
+        cache_->store(key, state.file.absolute.string(), analysis);
       state.facts = std::move(analysis.facts);
       state.analysis_diagnostics = std::move(analysis.diagnostics);
+      state.dependencies = std::move(analysis.dependencies);
+      state.analysis_failed = cpp.failed;
       state.parsed = true;
     });
     for (std::size_t i : indices)
@@ -734,7 +808,10 @@ class ProjectRun {
     result_.stats.bytes_parsed = bytes_parsed_.load();
     for (const auto& f : files_) {
       if (!f.readable || !is_reported(f)) continue;
-      if (f.parsed)
+      if (f.analysis_failed) {
+        ++result_.stats.files_failed;
+        ++analysis_failures_;
+      } else if (f.parsed)
         ++result_.stats.files_parsed;
       else if (f.facts)
         ++result_.stats.files_cached;
@@ -813,6 +890,8 @@ class ProjectRun {
   std::vector<FileState> files_;
   bool has_cpp_ = false;
   const CppFrontEndModule* cpp_module_ = nullptr;
+  IncludedFilesCheck* included_files_ = nullptr;
+  std::size_t analysis_failures_ = 0;
   std::set<std::string> out_of_line_searched_;  // needles of analyse_out_of_line_methods already searched
   fs::path compile_database_;
   std::uint64_t compile_database_hash_ = 0;
@@ -869,8 +948,10 @@ CheckResult run_check(const CheckOptions& options) {
         result.diagnostics.push_back(std::move(d));
       }
     }
+  IncludedFilesCheck included_files;
   for (auto& project : projects)
-    if (project->has_cpp()) project->use_cpp(cpp_module ? &*cpp_module : nullptr, options.compile_commands);
+    if (project->has_cpp())
+      project->use_cpp(cpp_module ? &*cpp_module : nullptr, options.compile_commands, included_files);
   auto cache_dir_of = [&](const ProjectRun& project) {
     return cache_dir.empty() ? project.config().root / ".kvlint_cache" : cache_dir;
   };
@@ -933,12 +1014,14 @@ CheckResult run_check(const CheckOptions& options) {
     const XXH128_hash_t digest = XXH3_128bits_digest(state);
     XXH3_freeState(state);
     memo_key = fmt::format("{:016x}{:016x}", digest.high64, digest.low64);
-    if (auto memo = load_run_memo(cache_dir_of(*projects.front()), memo_key)) {
+    if (auto memo = load_run_memo(cache_dir_of(*projects.front()), memo_key);
+        memo && included_files.holds(memo->dependencies)) {
       result.findings = std::move(memo->findings);
       result.diagnostics = std::move(memo->diagnostics);
       result.suppressed = memo->suppressed;
       result.stats.files_cached = memo->files_analysed;
       result.stats.files_skipped = memo->files_skipped;
+      result.stats.files_failed += memo->files_failed;
       keep_reported();
       return result;
     }
@@ -965,6 +1048,7 @@ CheckResult run_check(const CheckOptions& options) {
     result.stats.files_parsed += part.stats.files_parsed;
     result.stats.files_cached += part.stats.files_cached;
     result.stats.files_skipped += part.stats.files_skipped;
+    result.stats.files_failed += project->analysis_failures();
     result.stats.bytes_parsed += part.stats.bytes_parsed;
   }
   std::sort(result.findings.begin(), result.findings.end(), finding_less);
@@ -985,12 +1069,23 @@ CheckResult run_check(const CheckOptions& options) {
   const bool saw_changes = std::any_of(projects.begin(), projects.end(),
                                        [](const auto& project) { return project->saw_changes(); });
   if (use_memo && caches_saved && !saw_changes) {
+    RunMemo memo{result.findings,
+                 result.diagnostics,
+                 result.suppressed,
+                 result.stats.files_parsed + result.stats.files_cached,
+                 result.stats.files_skipped,
+                 0,
+                 {}};
+    for (const auto& project : projects) {
+      memo.files_failed += project->analysis_failures();
+      project->add_dependencies(memo.dependencies);
+    }
+    std::sort(memo.dependencies.begin(), memo.dependencies.end(),
+              [](const FileDependency& a, const FileDependency& b) { return a.path < b.path; });
+    memo.dependencies.erase(std::unique(memo.dependencies.begin(), memo.dependencies.end()),
+                            memo.dependencies.end());
     std::string error;
-    if (!save_run_memo(
-            cache_dir_of(*projects.front()), memo_key,
-            RunMemo{result.findings, result.diagnostics, result.suppressed,
-                    result.stats.files_parsed + result.stats.files_cached, result.stats.files_skipped},
-            error))
+    if (!save_run_memo(cache_dir_of(*projects.front()), memo_key, memo, error))
       result.notes.push_back(fmt::format("caching disabled: cannot write the cache: {}", error));
   }
   keep_reported();

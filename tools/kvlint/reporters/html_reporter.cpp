@@ -419,8 +419,8 @@ std::string render_html(const CheckResult& result, const ReportOptions& options)
   if (!result.diagnostics.empty()) {
     out += "<section id=\"input-problems\"><h2>Input problems</h2>\n<ul>\n";
     for (const Diagnostic& d : result.diagnostics)
-      out += fmt::format("<li><code>{}:{}:{}</code> <code>{}</code>: {}</li>\n", html(d.path), d.line,
-                         d.column, html(d.kind), html(d.message));
+      out += fmt::format("<li><code>{}</code> <code>{}</code>: {}</li>\n", html(diagnostic_where(d)),
+                         html(d.kind), html(d.message));
     out += "</ul></section>\n";
   }
   return out + "</main>\n</body>\n</html>\n";

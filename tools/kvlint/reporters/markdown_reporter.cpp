@@ -297,10 +297,8 @@ std::string render_markdown(const CheckResult& result, const ReportOptions& opti
     std::string problems = "\n### Input problems\n\n";
     std::size_t listed = 0;
     for (const Diagnostic& diagnostic : result.diagnostics) {
-      std::string line = fmt::format(
-          "- {} {}: {}\n",
-          code_span(fmt::format("{}:{}:{}", diagnostic.path, diagnostic.line, diagnostic.column), false),
-          code_span(diagnostic.kind, false), escape_inline(diagnostic.message));
+      std::string line = fmt::format("- {} {}: {}\n", code_span(diagnostic_where(diagnostic), false),
+                                     code_span(diagnostic.kind, false), escape_inline(diagnostic.message));
       if (out.size() + problems.size() + line.size() + 200 > kCommentLimit) break;
       problems += line;
       ++listed;

@@ -157,6 +157,15 @@ std::string rule_name(std::string_view code) {
   return it != names.end() ? it->second : std::string();
 }
 
+std::size_t notes_in(const std::vector<Diagnostic>& diagnostics) {
+  return static_cast<std::size_t>(std::count_if(diagnostics.begin(), diagnostics.end(), is_note));
+}
+
+std::string diagnostic_where(const Diagnostic& diagnostic) {
+  if (is_note(diagnostic)) return diagnostic.path;
+  return fmt::format("{}:{}:{}", diagnostic.path, diagnostic.line, diagnostic.column);
+}
+
 std::string plural(std::size_t count, std::string_view singular, std::string_view plural_form) {
   return std::to_string(count) + " " + std::string(count == 1 ? singular : plural_form);
 }

@@ -52,6 +52,17 @@ std::vector<CodeCount> code_statistics(const std::vector<Finding>& findings);
 std::string rule_name(std::string_view code);
 
 // "1 finding" / "3 findings".
+// A diagnostic that informs rather than reports a problem: degraded mode (the file was
+// analysed, without full types; the usual CI case). Reported as a note about the whole file.
+inline bool is_note(const Diagnostic& diagnostic) {
+  return diagnostic.kind == "degraded";
+}
+
+std::size_t notes_in(const std::vector<Diagnostic>& diagnostics);
+
+// Where a diagnostic is, as reports print it: `path:line:column`, or the path alone for a note.
+std::string diagnostic_where(const Diagnostic& diagnostic);
+
 std::string plural(std::size_t count, std::string_view singular, std::string_view plural_form);
 // "(2 errors, 1 warning)" style breakdown without the parentheses; zero counts left out.
 std::string severity_breakdown(const Totals& totals);

@@ -106,10 +106,11 @@ void append_summary(std::string& out, const CheckResult& result, const Totals& t
     if (result.suppressed > 0) out += fmt::format("; {} suppressed", result.suppressed);
     out += ".\n";
   }
-  if (!result.diagnostics.empty()) {
-    out +=
-        fmt::format("{} reported.\n", plural(result.diagnostics.size(), "input problem", "input problems"));
-  }
+  const std::size_t notes = notes_in(result.diagnostics);
+  if (result.diagnostics.size() > notes)
+    out += fmt::format("{} reported.\n",
+                       plural(result.diagnostics.size() - notes, "input problem", "input problems"));
+  if (notes > 0) out += fmt::format("{} about how files were analysed.\n", plural(notes, "note", "notes"));
 }
 
 void append_statistics(std::string& out, const std::vector<Finding>& findings, const TextStyle& style) {
@@ -159,9 +160,10 @@ std::string render_text(const CheckResult& result, const ReportOptions& options)
     }
   }
   for (const Diagnostic& diagnostic : result.diagnostics) {
-    out += fmt::format("{}:{}:{}: {}[{}]: {}\n", escape_nonprintable(diagnostic.path), diagnostic.line,
-                       diagnostic.column, style.severity(Severity::Error, "error"), diagnostic.kind,
-                       escape_nonprintable(diagnostic.message));
+    out += fmt::format("{}: {}[{}]: {}\n", escape_nonprintable(diagnostic_where(diagnostic)),
+                       is_note(diagnostic) ? style.severity(Severity::Info, "note")
+                                           : style.severity(Severity::Error, "error"),
+                       diagnostic.kind, escape_nonprintable(diagnostic.message));
   }
   if (options.statistics) {
     if (!out.empty()) out += '\n';
