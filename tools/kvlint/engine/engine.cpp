@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "analyzers/facts/line_ends.hpp"
 #include "analyzers/facts/project.hpp"
 #include "analyzers/python/python_frontend.hpp"
 #include "rules/registry.hpp"
@@ -202,12 +203,10 @@ std::string_view line_of(std::string_view content, uint32_t line) {
   if (line == 0) return {};
   std::size_t start = 0;
   for (uint32_t l = 1; l < line; ++l) {
-    start = content.find('\n', start);
-    if (start == std::string_view::npos) return {};
-    ++start;
+    start = facts::next_line_start(content, start);
+    if (start == content.size()) return {};
   }
-  std::size_t end = content.find('\n', start);
-  return content.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+  return content.substr(start, facts::line_end(content, start) - start);
 }
 
 std::string fingerprint_parts(std::string_view code, std::string_view path, std::string_view owner,
