@@ -19,7 +19,7 @@
 namespace kvlint::facts {
 
 // Bump when anything below changes shape.
-inline constexpr int kCppAnalyzerAbi = 1;
+inline constexpr int kCppAnalyzerAbi = 2;
 
 // Where a file's compile command comes from, per project.
 struct CppProjectSettings {
@@ -45,6 +45,10 @@ struct CppAnalysis {
   std::vector<std::string> missing_headers;  // as written in #include, first few
   std::size_t errors = 0;                    // compiler errors (suppressed in degraded mode)
   std::string first_error;                   // "file.cpp:3:9: unknown type name 'Foo'"
+  // Parse and lexical errors in the file itself, on lines no earlier error explains: a syntax
+  // error of its own, which degraded mode reports rather than suppresses.
+  std::size_t syntax_errors = 0;
+  std::string first_syntax_error;  // "file.cpp:6:23: expected expression"
   // The compiler produced no AST at all (bad flags, unreadable input): facts are empty.
   bool failed = false;
 };

@@ -540,6 +540,17 @@ class ProjectRun {
             cpp.missing_headers.size() == 1 ? "a header was" : "headers were",
             fmt::join(cpp.missing_headers, ", "), cpp.missing_headers.size() >= 5 ? ", ..." : "");
         analysis.diagnostics.push_back(d);
+        // Degraded mode hides what the missing headers cause, never the file's own syntax
+        // errors: those are a compile-error, and --fix leaves the file alone.
+        if (cpp.syntax_errors > 0) {
+          Diagnostic syntax;
+          syntax.path = state.file.display;
+          syntax.kind = "compile-error";
+          syntax.message =
+              fmt::format("syntax error{} ({}, first: {}); analysed what Clang recovered",
+                          cpp.syntax_errors == 1 ? "" : "s", cpp.syntax_errors, cpp.first_syntax_error);
+          analysis.diagnostics.push_back(std::move(syntax));
+        }
       } else if (cpp.errors > 0) {
         d.kind = "compile-error";
         d.message = fmt::format("does not compile ({} error{}, first: {}); analysed what Clang recovered",
