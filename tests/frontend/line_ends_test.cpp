@@ -9,10 +9,6 @@
 namespace kvlint::frontend_test {
 namespace {
 
-std::string_view slice(std::string_view source, facts::ByteSpan span) {
-  return source.substr(span.begin, span.end - span.begin);
-}
-
 TEST(FrontendLineEnds, CarriageReturnOnlyFileParsesAndItsCacheIsFound) {
   const std::string source =
       "from transformers import DynamicCache\r"

@@ -171,15 +171,7 @@ TEST(HtmlReporter, ExcerptsComeOnlyFromRegularFiles) {
 // 3,000 findings on one 86 KB line: each excerpt is a window around its column.
 TEST(HtmlReporter, ExcerptsOfALongLineAreWindowsSoTheSizeIsLinear) {
   test::TempDir dir;
-  std::string content;
-  for (int i = 0; i < 3000; ++i) content += "DynamicCache(),";
-  content += std::string(86000 - content.size(), ' ') + "\n";
-  const std::string path = dir.write("one_line.py", content).string();
-  CheckResult result;
-  for (uint32_t i = 0; i < 3000; ++i)
-    result.findings.push_back(test::make_finding("KV101", Severity::Error,
-                                                 {path, 1, 1 + 15 * i, 1, 15 + 15 * i}, "A", "undeclared",
-                                                 std::to_string(i)));
+  const CheckResult result = test::findings_on_one_long_line(dir);
   const std::string page = render_report(result, OutputFormat::Html, ReportOptions{});
   EXPECT_LT(page.size(), 3000u * 2000u) << page.size();
   EXPECT_EQ(count(page, "<article class=\"finding\""), 3000u);

@@ -163,15 +163,8 @@ TEST(TextReporter, ExcerptOfALongLineIsAWindowAroundTheColumn) {
 // the line.
 TEST(TextReporter, ReportSizeIsLinearInFindingsOnOneLine) {
   TempDir dir;
-  std::string content;
-  for (int i = 0; i < 3000; ++i) content += "DynamicCache(),";
-  content += std::string(86000 - content.size(), ' ') + "\n";
-  const std::string path = dir.write("one_line.py", content).string();
-  CheckResult result;
-  for (uint32_t i = 0; i < 3000; ++i)
-    result.findings.push_back(
-        make_finding("KV101", Severity::Error, {path, 1, 1 + 15 * i, 1, 15 + 15 * i}, "", "undeclared", "x"));
-  const std::string text = render_report(result, OutputFormat::Text, plain_options());
+  const std::string text =
+      render_report(test::findings_on_one_long_line(dir), OutputFormat::Text, plain_options());
   EXPECT_LT(text.size(), 3000u * 600u) << text.size();
 }
 
