@@ -9,6 +9,8 @@
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/DeclCXX.h>
 #include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/DiagnosticLex.h>
+#include <clang/Basic/DiagnosticParse.h>
 #include <clang/Basic/FileManager.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/FrontendAction.h>
@@ -104,6 +106,10 @@ struct RunState {
   std::vector<std::string> absent;
   bool dependencies_known = false;
   bool walked = false;  // the AST was built and walked: something was analysed
+  // Syntax errors of the file itself (see ErrorCollector), which degraded mode must not hide.
+  std::size_t syntax_errors = 0;
+  std::string first_syntax_error;
+  std::set<unsigned> lines_with_errors;  // lines of the main file an error was reported on
 };
 
 // `file` as the report shows paths: the analysed file by its displayed path, a file beside it
@@ -232,6 +238,53 @@ class MissingHeaders : public PPCallbacks {
   RunState& state_;
 };
 
+// The errors that say the text itself is malformed (a missing `;` or `)`, an expression that is
+// not there, an unterminated string or comment or #if). The rest of Clang's parse errors
+// ("expected namespace name", "explicit instantiation of undeclared template") also follow
+// from a header that is missing, so degraded mode cannot tell them from syntax errors.
+bool is_syntax_diagnostic(unsigned id) {
+  switch (id) {
+    case diag::err_expected:
+    case diag::err_expected_after:
+    case diag::err_expected_either:
+    case diag::err_expected_expression:
+    case diag::err_expected_semi_declaration:
+    case diag::err_expected_semi_after_expr:
+    case diag::err_expected_semi_after_stmt:
+    case diag::err_expected_rparen_after:
+    case diag::err_unterminated_block_comment:
+    case diag::ext_unterminated_char_or_string:
+    case diag::err_unterminated_raw_string:
+    case diag::err_pp_unterminated_conditional:
+    case diag::err_pp_endif_without_if:
+    case diag::err_pp_invalid_directive:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether a parse error at byte `at` of `text` is what a missing header or a CUDA file read as
+// C++ causes, not a syntax error of the file: at an upper-case name of two characters or more
+// (a macro the header would define: `void f() C10_NOEXCEPT;`), or in a kernel launch's `<<<`.
+bool not_a_syntax_error_at(std::string_view text, std::size_t at) {
+  if (at >= text.size()) return false;
+  if (text[at] == '<' || text[at] == '>') {
+    std::size_t begin = at, end = at;
+    while (begin > 0 && text[begin - 1] == text[at]) --begin;
+    while (end < text.size() && text[end] == text[at]) ++end;
+    return end - begin >= 3;
+  }
+  if (!(text[at] >= 'A' && text[at] <= 'Z')) return false;
+  std::size_t end = at;
+  for (; end < text.size(); ++end) {
+    const char c = text[end];
+    if (c >= 'a' && c <= 'z') return false;
+    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) break;
+  }
+  return end - at >= 2;
+}
+
 class ErrorCollector : public DiagnosticConsumer {
  public:
   explicit ErrorCollector(RunState& state) : state_(state) {}
@@ -239,17 +292,40 @@ class ErrorCollector : public DiagnosticConsumer {
     DiagnosticConsumer::HandleDiagnostic(level, info);
     if (level < DiagnosticsEngine::Error) return;
     ++state_.errors;
-    if (!state_.first_error.empty()) return;
+    std::string where;
+    bool in_main_file = false;
+    bool explained = false;
+    unsigned line = 0;
+    if (info.hasSourceManager() && info.getLocation().isValid()) {
+      const SourceManager& sm = info.getSourceManager();
+      const PresumedLoc p = sm.getPresumedLoc(info.getLocation());
+      if (p.isValid()) {
+        line = p.getLine();
+        where = shown_path(state_, p.getFilename()) + ":" + std::to_string(line) + ":" +
+                std::to_string(p.getColumn()) + ": ";
+      }
+      const SourceLocation file_loc = sm.getFileLoc(info.getLocation());
+      in_main_file = sm.isWrittenInMainFile(file_loc);
+      if (in_main_file) {
+        const auto [file, offset] = sm.getDecomposedLoc(file_loc);
+        bool invalid = false;
+        const StringRef buffer = sm.getBufferData(file, &invalid);
+        if (!invalid)
+          explained = not_a_syntax_error_at(std::string_view(buffer.data(), buffer.size()), offset);
+      }
+    }
+    // A syntax error of the file itself: a malformed-token or missing-punctuation error in the
+    // main file, on a line no earlier error was reported on, not one not_a_syntax_error_at
+    // explains. A missing header's unknown type or macro makes the parser stumble where it is
+    // used: after the error that names it (`class C10_API Bar`), or at the macro itself.
+    const bool syntax = in_main_file && line > 0 && !explained && is_syntax_diagnostic(info.getID()) &&
+                        !state_.lines_with_errors.count(line);
+    if (in_main_file && line > 0) state_.lines_with_errors.insert(line);
+    if (!syntax && !state_.first_error.empty()) return;
     SmallString<160> message;
     info.FormatDiagnostic(message);
-    std::string where;
-    if (info.hasSourceManager() && info.getLocation().isValid()) {
-      const PresumedLoc p = info.getSourceManager().getPresumedLoc(info.getLocation());
-      if (p.isValid())
-        where = shown_path(state_, p.getFilename()) + ":" + std::to_string(p.getLine()) + ":" +
-                std::to_string(p.getColumn()) + ": ";
-    }
-    state_.first_error = where + message.str().str();
+    if (state_.first_error.empty()) state_.first_error = where + message.str().str();
+    if (syntax && state_.syntax_errors++ == 0) state_.first_syntax_error = where + message.str().str();
   }
 
  private:
@@ -540,6 +616,8 @@ class Analyzer final : public facts::CppAnalyzer {
     result.dependencies_known = state.dependencies_known;
     result.errors = state.errors;
     result.first_error = state.first_error;
+    result.syntax_errors = state.syntax_errors;
+    result.first_syntax_error = state.first_syntax_error;
     for (std::size_t i = 0; i < state.missing.size() && i < kMaxMissingListed; ++i)
       result.missing_headers.push_back(state.missing[i]);
     result.full_types = state.missing.empty() && state.errors == 0;

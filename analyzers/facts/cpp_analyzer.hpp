@@ -20,8 +20,8 @@
 namespace kvlint::facts {
 
 // Bump when anything below changes shape.
-inline constexpr int kCppAnalyzerAbi =
-    4;  // 3: ClassFact::qualified_name, out_of_line; 4: CppAnalysis dependencies, work budget
+inline constexpr int kCppAnalyzerAbi = 5;  // 3: ClassFact::qualified_name, out_of_line; 4: CppAnalysis
+                                           // dependencies, work budget; 5: CppAnalysis syntax errors
 
 // Where a file's compile command comes from, per project.
 struct CppProjectSettings {
@@ -61,6 +61,10 @@ struct CppAnalysis {
   std::vector<std::string> missing_headers;  // as written in #include, first few
   std::size_t errors = 0;                    // compiler errors (suppressed in degraded mode)
   std::string first_error;                   // "file.cpp:3:9: unknown type name 'Foo'"
+  // Parse and lexical errors in the file itself, on lines no earlier error explains: a syntax
+  // error of its own, which degraded mode reports rather than suppresses.
+  std::size_t syntax_errors = 0;
+  std::string first_syntax_error;  // "file.cpp:6:23: expected expression"
   // The compiler produced no AST at all (bad flags, unreadable input, a crash): facts are empty.
   bool failed = false;
   // What the result depends on besides the file and its command: the project (non-system)

@@ -274,6 +274,73 @@ TEST(CppFrontEnd, AFileThatDoesNotCompileIsReportedAndTheRunGoesOn) {
   EXPECT_EQ(run.exit_code, 1);
 }
 
+// --fix never edits a C++ file that does not compile, as it never edits a Python file with syntax
+// errors; the same file, compiling, gets the fix (a code the suppression did not need removed).
+TEST(CppFrontEnd, FixLeavesAFileThatDoesNotCompileAlone) {
+  TempDir dir;
+  dir.write("kvlint.toml", "");
+  dir.write("third_party/torch/torch.h", kTensorHeader);
+  const std::string good = R"cpp(#include <torch/torch.h>
+struct Decoder : torch::nn::Module {
+  Decoder() { k_cache_ = torch::zeros(4, 1024); }  // kvlint: ignore[KV101, KV202] legacy
+  torch::Tensor k_cache_;
+};
+)cpp";
+  std::string broken = good;
+  broken.replace(broken.find("  torch::Tensor k_cache_;"), 25,
+                 "  void step() { int x = ; }\n  torch::Tensor k_cache_;");
+  json db = json::array();
+  for (const char* file : {"good.cpp", "broken.cpp"})
+    db.push_back(
+        {{"directory", dir.path().string()},
+         {"file", file},
+         {"arguments", {"clang++", "-std=c++17", "-I" + (dir.path() / "third_party").string(), "-c", file}}});
+  dir.write("compile_commands.json", db.dump());
+  dir.write("good.cpp", good);
+  dir.write("broken.cpp", broken);
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--fix", "good.cpp", "broken.cpp"});
+  EXPECT_NE(run.err.find("broken.cpp: not fixed: the file has syntax errors"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("fixed 1 finding in 1 file"), std::string::npos) << run.err;
+  EXPECT_EQ(slurp(dir.path() / "broken.cpp"), broken);
+  std::string fixed = good;
+  fixed.replace(fixed.find(", KV202"), 7, "");
+  EXPECT_EQ(slurp(dir.path() / "good.cpp"), fixed);
+}
+
+// Degraded mode hides the errors a missing header causes, not a syntax error of the file's own:
+// that is a compile-error (a warning in every format) and --fix leaves the file alone. The same
+// file without it is only degraded, and fixed.
+TEST(CppFrontEnd, ASyntaxErrorInADegradedFileIsReportedAndNotFixed) {
+  TempDir dir;
+  dir.write("kvlint.toml", "");
+  const std::string good = R"cpp(#include <torch/torch.h>
+#include <project/missing_macros.h>
+EXPORT_API int exported_helper();
+struct Decoder : torch::nn::Module {
+  Decoder() { k_cache_ = torch::zeros({4, 1024}); }  // kvlint: ignore[KV101, KV202] legacy
+  void step() { k_cache_ = k_cache_.unknown_method(3).index({0}); }
+  torch::Tensor k_cache_;
+};
+)cpp";
+  std::string broken = good;
+  broken.replace(broken.find("void step() {"), 13, "void step() { int x = ;");
+  dir.write("good.cpp", good);
+  dir.write("broken.cpp", broken);
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "good.cpp", "broken.cpp"});
+  json r = report(run);
+  EXPECT_TRUE(has(diagnostic_kinds(r, "good.cpp"), "degraded")) << run.out;
+  EXPECT_FALSE(has(diagnostic_kinds(r, "good.cpp"), "compile-error")) << run.out;
+  EXPECT_TRUE(has(diagnostic_kinds(r, "broken.cpp"), "compile-error")) << run.out;
+  EXPECT_NE(run.out.find("broken.cpp:6:"), std::string::npos) << "the syntax error is located: " << run.out;
+
+  CliRun fix = kvlint(dir.path(), {"check", "--no-cache", "--fix", "good.cpp", "broken.cpp"});
+  EXPECT_NE(fix.err.find("broken.cpp: not fixed: the file has syntax errors"), std::string::npos) << fix.err;
+  EXPECT_EQ(slurp(dir.path() / "broken.cpp"), broken);
+  std::string fixed = good;
+  fixed.replace(fixed.find(", KV202"), 7, "");
+  EXPECT_EQ(slurp(dir.path() / "good.cpp"), fixed);
+}
+
 TEST(CppFrontEnd, AMixedTreeIsOneRunAndOneReport) {
   TempDir dir;
   dir.write("model.py",

@@ -79,7 +79,8 @@ included; --baseline FILE hides the findings an earlier report already had;
 the exit status counts only the findings reported. --write-baseline FILE
 records every finding of the run and exits 0 whatever it found.
 --fix applies the fixes, then reports and exits on what remains; --fix --dry-run prints
-the fixes as a unified diff, changes nothing, and exits 1 when it would change a file.)";
+the fixes as a unified diff (no report: not with --format or --output), changes nothing,
+and exits 1 when it would change a file.)";
 
 struct CheckArgs {
   std::vector<std::string> paths;
@@ -194,6 +195,13 @@ int run_check_command(const CheckArgs& args) {
   kvlint::OutputFormat format{};
   if (!kvlint::parse_output_format(args.format, format))
     throw UsageError(fmt::format("--format: unsupported format '{}'", args.format));
+  // As ruff's --diff, --dry-run prints the diff and no report: a report asked for with it would
+  // silently not be written.
+  if (args.dry_run && (args.format != "text" || !args.output.empty()))
+    throw UsageError(fmt::format(
+        "--fix --dry-run prints the fixes as a diff and writes no report, so {} does not apply; run "
+        "--fix --dry-run for the diff and `kvlint check` for the report",
+        args.output.empty() ? "--format " + args.format : std::string("--output")));
 
   for (const auto& p : args.paths) options.paths.emplace_back(p);
   if (options.paths.empty()) options.paths.emplace_back(".");

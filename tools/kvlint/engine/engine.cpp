@@ -24,6 +24,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "analyzers/facts/line_ends.hpp"
 #include "analyzers/facts/project.hpp"
 #include "analyzers/python/python_frontend.hpp"
 #include "rules/registry.hpp"
@@ -256,12 +257,10 @@ std::string_view line_of(std::string_view content, uint32_t line) {
   if (line == 0) return {};
   std::size_t start = 0;
   for (uint32_t l = 1; l < line; ++l) {
-    start = content.find('\n', start);
-    if (start == std::string_view::npos) return {};
-    ++start;
+    start = facts::next_line_start(content, start);
+    if (start == content.size()) return {};
   }
-  std::size_t end = content.find('\n', start);
-  return content.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+  return content.substr(start, facts::line_end(content, start) - start);
 }
 
 std::string fingerprint_parts(std::string_view code, std::string_view path, std::string_view owner,
@@ -613,6 +612,17 @@ class ProjectRun {
             cpp.missing_headers.size() == 1 ? "a header was" : "headers were",
             fmt::join(cpp.missing_headers, ", "), cpp.missing_headers.size() >= 5 ? ", ..." : "");
         analysis.diagnostics.push_back(d);
+        // Degraded mode hides what the missing headers cause, never the file's own syntax
+        // errors: those are a compile-error, and --fix leaves the file alone.
+        if (cpp.syntax_errors > 0) {
+          Diagnostic syntax;
+          syntax.path = state.file.display;
+          syntax.kind = "compile-error";
+          syntax.message =
+              fmt::format("syntax error{} ({}, first: {}); analysed what Clang recovered",
+                          cpp.syntax_errors == 1 ? "" : "s", cpp.syntax_errors, cpp.first_syntax_error);
+          analysis.diagnostics.push_back(std::move(syntax));
+        }
       } else if (cpp.errors > 0) {
         d.kind = "compile-error";
         d.message = fmt::format("does not compile ({} error{}, first: {}); analysed what Clang recovered",

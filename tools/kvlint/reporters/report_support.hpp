@@ -83,6 +83,19 @@ class SourceLines {
   std::map<std::string, File> files_;
 };
 
+// The part of a source line an excerpt shows: the whole line when it is short, else a window
+// of at most kExcerptWindowBytes from a little before byte `start` (cut at UTF-8 boundaries), so
+// a report stays linear in its findings however long their lines are.
+inline constexpr std::size_t kExcerptWindowBytes = 240;
+inline constexpr std::string_view kCutMarker = "\xE2\x80\xA6";  // "…", one column wide
+struct LineWindow {
+  std::string_view text;   // the bytes shown
+  std::size_t offset = 0;  // where they start in the line
+  bool cut_before = false;
+  bool cut_after = false;
+};
+LineWindow line_window(std::string_view line, std::size_t start);
+
 // `text` safe to print on a terminal: control characters (C0 but tab, DEL, C1)
 // and bytes that are not UTF-8 become visible escapes (`\x1b`, `\u009b`,
 // `\xff`), so a name in a source file cannot clear the screen or forge lines.
