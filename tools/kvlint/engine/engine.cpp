@@ -39,9 +39,11 @@ namespace {
 
 // Extra rounds after the first pass: subclass discovery and base-class lookups.
 constexpr int kMaxWideningRounds = 8;
-// Files that build a capturing class, and the files that build those: where enforce_eager
-// gates for a capture are found (KV303 follows gates the same two levels).
-constexpr int kCaptureHolderLevels = 2;
+// Files that build a capturing class, the files that build those, and one level more: where
+// enforce_eager gates are found. KV303 follows a capture's gates two levels up from the
+// capturing class; KV302 follows a wrapper's two levels up from the class that attaches it
+// (the wrapper's builder), which is one level further.
+constexpr int kCaptureHolderLevels = 3;
 constexpr int kMaxBaseRounds = 2;
 
 // What the run keeps of one file between phases. Its bytes are not among them: each phase
@@ -557,8 +559,8 @@ class ProjectRun {
   // Classes that capture CUDA graphs are often built by another class only when not
   // eager (`self.wrapper = GraphWrapper(...) if not enforce_eager else None`); that
   // holder names no anchor, so analyse the skipped files that construct a capturing class
-  // (`Wrapper(` or `Wrapper.factory(`), then, one level up, the files that construct those
-  // holders: the gate may sit there (`if enforce_eager: return` before
+  // (`Wrapper(` or `Wrapper.factory(`), then, up to two levels up, the files that construct
+  // those holders: the gate may sit there (`if enforce_eager: return` before
   // `self.decoder.enable_cudagraph()`).
   void analyse_capture_holders() {
     std::set<std::string> built;
