@@ -123,6 +123,16 @@ bool contains_any(std::string_view content, const std::vector<std::string>& need
   });
 }
 
+// Plain code that sizes rows from a lifetime (KV204) names no protocol anchor: a function
+// over whatever the models report, with its own enum. Such a file reads a scope and the
+// engine's per-sequence multiplicity (`max_num_seqs`) together.
+bool reads_scope_and_multiplicity(std::string_view content) {
+  auto has = [&](std::string_view needle) {
+    return ::memmem(content.data(), content.size(), needle.data(), needle.size()) != nullptr;
+  };
+  return (has("scope") || has("Scope")) && has("num_seqs");
+}
+
 bool is_identifier_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
          static_cast<unsigned char>(c) >= 0x80;
@@ -408,7 +418,8 @@ class ProjectRun {
     const NeedleSearch cpp_search(cpp_prefilter_anchors(vocabulary_));
     parallel_over(readable_matching([](const FileState&) { return true; }), [&](std::size_t i) {
       const std::optional<std::string> content = reread(files_[i]);
-      files_[i].anchor_hit = content && (files_[i].is_cpp ? cpp_search : python_search).found_in(*content);
+      files_[i].anchor_hit = content && ((files_[i].is_cpp ? cpp_search : python_search).found_in(*content) ||
+                                         (!files_[i].is_cpp && reads_scope_and_multiplicity(*content)));
     });
   }
 
