@@ -55,7 +55,9 @@ struct Expression {
   std::string text;                          // as written
   LiteralKind literal = LiteralKind::None;   // kind when the whole expression is a literal (see above)
   std::string literal_value;                 // the literal's value (see LiteralKind)
-  std::vector<std::string> names;            // dotted names read in it: "self.config.sliding_window", "max_model_len"
+  // Dotted names read in it: "self.config.sliding_window", "max_model_len"; `getattr(obj, "x", ...)`
+  // and `hasattr(obj, "x")` on a dotted object also read "obj.x".
+  std::vector<std::string> names;
   Location loc;
   // A cache constructor's argument that is a bare local assigned exactly once before it in
   // the same function (`cfg = self._llm_config`): that assignment's text. `names` then
@@ -281,6 +283,17 @@ struct AttributeAssignment {
   Location loc;           // the assignment statement
 };
 
+// `<object>.<attribute> = self` inside a class's method: the class hands itself to another
+// object, which then holds it (`decoder._graph_wrapper = self` in a graph wrapper's
+// `__init__`, where `decoder` is a parameter; `self.decoder._runner = self`).
+struct ReverseAssignment {
+  std::string owner_class;  // the class that hands itself over
+  std::string method;
+  std::string object;     // the receiving object as written: "decoder", "self.decoder"
+  std::string attribute;  // "_graph_wrapper"
+  Location loc;           // the assignment statement
+};
+
 // `Cls(...)` / `Cls.factory(...)` called inside a function (a class's method or a
 // module-level function), with the guards it runs under (caller guards within the
 // class included), so rules can see a gate the holder puts around building a class:
@@ -319,8 +332,12 @@ struct CallFact {
   bool writes_kv = false;  // some call to it passes `use_cache=True` or `past_key_values=self...`
   // For a call into another object (`self.decoder.enable_graphs()`, `model.step()`): the
   // conditions the first call runs under (if / else / early return / ternary, innermost
-  // first); empty when some call to it runs unconditionally.
+  // first); empty when some call to it runs unconditionally. The same for a bare function
+  // name (`capture_decode_step(self, bs)`, a module-level function).
   std::vector<Guard> guards;
+  // For a bare function name: the first call's arguments (string literals left out), so a
+  // parameter's class can come from what the caller passes (`self` for `model`).
+  std::vector<Argument> args;
 };
 
 struct MethodFact {
@@ -403,6 +420,7 @@ struct FileFacts {
   std::vector<Constant> constants;
   std::vector<Suppression> suppressions;
   std::vector<AttributeAssignment> attribute_assignments;
+  std::vector<ReverseAssignment> reverse_assignments;
   std::vector<Construction> constructions;
   std::vector<ParseProblem> parse_problems;
   // Where a fix adds an import: the byte after the line of the last module-level import,

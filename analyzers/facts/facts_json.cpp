@@ -161,7 +161,8 @@ struct Writer {
       calls.push_back({{"callee", c.callee},
                        {"loc", loc(c.loc)},
                        {"writes_kv", c.writes_kv},
-                       {"guards", guards(c.guards)}});
+                       {"guards", guards(c.guards)},
+                       {"args", args(c.args)}});
     return {{"name", m.name},
             {"loc", loc(m.loc)},
             {"parameters", m.parameters},
@@ -215,7 +216,7 @@ struct Reader {
     m.parameter_types = j.at("parameter_types").get<std::vector<std::string>>();
     for (const auto& c : j.at("calls"))
       m.calls.push_back({c.at("callee").get<std::string>(), loc(c.at("loc")), c.at("writes_kv").get<bool>(),
-                         guards(c.at("guards"))});
+                         guards(c.at("guards")), args(c.at("args"))});
     return m;
   }
   std::vector<Guard> guards(const json& j) const {
@@ -380,6 +381,14 @@ json to_json(const FileFacts& f) {
                                      {"value", w.expr(a.value)},
                                      {"loc", w.loc(a.loc)}});
 
+  json& reverse_assignments = j["reverse_assignments"] = json::array();
+  for (const auto& a : f.reverse_assignments)
+    reverse_assignments.push_back({{"owner_class", a.owner_class},
+                                   {"method", a.method},
+                                   {"object", a.object},
+                                   {"attribute", a.attribute},
+                                   {"loc", w.loc(a.loc)}});
+
   json& constructions = j["constructions"] = json::array();
   for (const auto& c : f.constructions)
     constructions.push_back({{"owner_class", c.owner_class},
@@ -540,6 +549,11 @@ FileFacts file_facts_from_json(const json& j) {
     f.attribute_assignments.push_back({a.at("owner_class").get<std::string>(), a.at("method").get<std::string>(),
                                        a.at("attribute").get<std::string>(), r.expr(a.at("value")),
                                        r.loc(a.at("loc"))});
+
+  for (const auto& a : j.at("reverse_assignments"))
+    f.reverse_assignments.push_back({a.at("owner_class").get<std::string>(),
+                                     a.at("method").get<std::string>(), a.at("object").get<std::string>(),
+                                     a.at("attribute").get<std::string>(), r.loc(a.at("loc"))});
 
   for (const auto& c : j.at("constructions"))
     f.constructions.push_back({c.at("owner_class").get<std::string>(), c.at("method").get<std::string>(),

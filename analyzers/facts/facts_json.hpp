@@ -16,7 +16,8 @@ namespace kvlint::facts {
 // 7: byte positions for fixes (suppression spans, class body end and indent, import point).
 // 8: the file's language.
 // 9: C++ classes' qualified name and out-of-line entries.
-inline constexpr int kFactsJsonVersion = 9;
+// 10: reverse assignments, getattr reads in names, calls' arguments.
+inline constexpr int kFactsJsonVersion = 10;
 
 nlohmann::json to_json(const FileFacts& facts);
 // Throws nlohmann::json::exception (or std::invalid_argument for an unknown

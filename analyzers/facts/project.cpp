@@ -73,6 +73,10 @@ struct Project::Index {
   // C++ out-of-line entries: the class each is part of, and each class's parts (itself first).
   std::unordered_map<const ClassFact*, ClassRef> joined_to;
   std::unordered_map<const ClassFact*, std::vector<ClassRef>> parts;
+  // `decoder._graph_wrapper = self`, as a hop from the receiving class (keyed by it).
+  std::unordered_map<const ClassFact*, std::vector<const OwnershipHop*>> reverse_hops_from;
+  // Calls of a bare function name (`capture_decode_step(self, bs)`), by that name.
+  std::unordered_map<std::string, std::vector<std::pair<CodeRef, const CallFact*>>> function_calls;
 };
 
 namespace {
@@ -164,6 +168,33 @@ Project::Project(std::vector<FileFacts> files, Vocabulary vocabulary)
   }
   for (ClassRef c : classes_)
     for (ClassRef a : ancestors(c)) ix.subclasses_of[a.cls].push_back(c);
+  auto index_function_calls = [&](CodeRef caller) {
+    for (const auto& call : caller.method->calls)
+      if (call.callee.find('.') == std::string::npos)
+        ix.function_calls[call.callee].emplace_back(caller, &call);
+  };
+  for (ClassRef c : classes_)
+    for (const auto& m : c.cls->methods) index_function_calls(CodeRef{c.file, c, &m});
+  for (const auto& file : files_)
+    for (const auto& fn : file.functions) index_function_calls(CodeRef{&file, {}, &fn});
+  // Once attributes and parameters resolve: the objects a class hands itself to hold it.
+  for (const auto& file : files_)
+    for (const auto& r : file.reverse_assignments) {
+      const CodeRef code = code_at(file, r.owner_class, r.method);
+      if (!code || !code.cls) continue;
+      const auto parts = split_dotted(r.object);
+      ClassRef receiver;
+      if (parts.size() == 1)
+        receiver = parameter_class(code, parts.front());
+      else if (parts.size() == 2 && parts.front() == "self")
+        receiver = attribute_class(code.cls, parts.back());
+      if (!receiver || receiver == code.cls) continue;
+      ix.parameter_hops.push_back(
+          OwnershipHop{receiver.cls->name, r.attribute, code.cls.cls->name, r.loc, false});
+      const OwnershipHop* hop = &ix.parameter_hops.back();
+      ix.reverse_hops_from[receiver.cls].push_back(hop);
+      ix.parameter_holders_of[code.cls.cls].push_back(Holder{receiver, hop});
+    }
 }
 
 Project::~Project() = default;
@@ -330,8 +361,7 @@ std::vector<Cover> Project::coverage(ClassRef cls) const {
     if (depth >= kMaxHolderDepth) continue;
     for (const Holder& h : holders(cur)) {
       for (const Cover& c : inherited_declarations(h.holder)) {
-        bool forwards = std::any_of(
-            c.declaration->forwards.begin(), c.declaration->forwards.end(),
+        bool forwards = std::any_of(c.declaration->forwards.begin(), c.declaration->forwards.end(),
             [&](const Forward& f) { return f.via_attribute == h.hop->attribute; });
         if (forwards && depth == 0) {
           out.push_back(Cover{Cover::How::ForwardedByHolder, c.file, c.declaration, c.declarer, h.hop});
@@ -494,6 +524,14 @@ ClassRef Project::attribute_class_at(ClassRef cls, std::string_view attribute, i
       if (hop->attribute == attribute && !hop->in_container)
         if (ClassRef target = find_class(hop->target_class, c.file)) return target;
   }
+  // `decoder._graph_wrapper = self` in the class that hands itself over.
+  for (ClassRef c : chain) {
+    auto it = index_->reverse_hops_from.find(c.cls);
+    if (it == index_->reverse_hops_from.end()) continue;
+    for (const OwnershipHop* hop : it->second)
+      if (hop->attribute == attribute)
+        if (ClassRef target = find_class(hop->target_class, c.file)) return target;
+  }
   // `self.decoder = decoder`: the class the parameter receives.
   for (ClassRef c : chain) {
     auto it = index_->attribute_assignments.find(c.cls);
@@ -519,7 +557,7 @@ ClassRef Project::parameter_class_at(CodeRef code, std::string_view parameter, i
   if (!index) return {};
   if (*index < code.method->parameter_types.size() && !code.method->parameter_types[*index].empty())
     if (ClassRef annotated = find_class(code.method->parameter_types[*index], code.file)) return annotated;
-  if (!code.cls) return {};
+  if (!code.cls) return function_parameter_class(code, *index, parameter, depth);
   // What the in-project callers pass: `Cls(decoder=self.decoder)`, `Graph.capture(self, ...)`.
   const bool is_init = code.method->name == "__init__";
   for (const Built& b : constructions_of(code.cls)) {
@@ -535,6 +573,28 @@ ClassRef Project::parameter_class_at(CodeRef code, std::string_view parameter, i
       if (ClassRef held = attribute_class_at(b.by, std::string_view(text).substr(5), depth + 1)) return held;
     if (CodeRef caller = code_at(*b.file, c.owner_class, c.method))
       if (ClassRef forwarded = parameter_class_at(caller, text, depth + 1)) return forwarded;
+  }
+  return {};
+}
+
+// A module-level function's parameter: what its in-project callers pass
+// (`capture_decode_step(self, bs)` from class T gives T for `model`).
+ClassRef Project::function_parameter_class(CodeRef code, std::size_t index, std::string_view parameter,
+                                           int depth) const {
+  auto it = index_->function_calls.find(code.method->name);
+  if (it == index_->function_calls.end()) return {};
+  for (const auto& [caller, call] : it->second) {
+    if (!(find_function(*caller.file, call->callee) == code)) continue;
+    const Argument* passed = nullptr;
+    for (const auto& a : call->args)
+      if (a.keyword == parameter || (a.keyword.empty() && a.position == index)) passed = &a;
+    if (!passed) continue;
+    const std::string& text = passed->value.text;
+    if (text == "self" && caller.cls) return caller.cls;
+    if (text.starts_with("self.") && text.find('.', 5) == std::string::npos && caller.cls)
+      if (ClassRef held = attribute_class_at(caller.cls, std::string_view(text).substr(5), depth + 1))
+        return held;
+    if (ClassRef forwarded = parameter_class_at(caller, text, depth + 1)) return forwarded;
   }
   return {};
 }
@@ -715,6 +775,16 @@ std::vector<Invocation> Project::invocations_of(ClassRef cls, std::string_view m
   return out;
 }
 
+std::vector<Invocation> Project::function_callers(CodeRef function) const {
+  std::vector<Invocation> out;
+  if (!function || function.cls) return out;
+  auto it = index_->function_calls.find(function.method->name);
+  if (it == index_->function_calls.end()) return out;
+  for (const auto& [caller, call] : it->second)
+    if (find_function(*caller.file, call->callee) == function) out.push_back(Invocation{caller, call});
+  return out;
+}
+
 std::vector<std::string> Project::self_callers(ClassRef cls, std::string_view method) const {
   std::vector<std::string> out{std::string(method)};
   if (!cls) return out;
@@ -758,8 +828,8 @@ std::vector<std::string> Project::cache_subclasses() const {
   std::vector<std::string> out;
   for (ClassRef c : classes_) {
     const std::string& name = c.cls->name;
-    bool vocabulary_class = name == "Cache" || std::find(vocabulary_.cache_classes.begin(),
-                                                         vocabulary_.cache_classes.end(),
+    bool vocabulary_class =
+        name == "Cache" || std::find(vocabulary_.cache_classes.begin(), vocabulary_.cache_classes.end(),
                                                          name) != vocabulary_.cache_classes.end();
     if (!vocabulary_class && is_cache_class(c)) out.push_back(name);
   }

@@ -129,7 +129,8 @@ class Project {
   // subclasses (which inherit the hop).
   std::vector<Holder> holders(ClassRef cls) const;
   // Classes that keep an instance of `cls` they were handed: `self.decoder = decoder`
-  // with `decoder: Decoder` annotated. The hop is synthesized from that assignment.
+  // with `decoder: Decoder` annotated, or that `cls` hands itself to
+  // (`decoder._graph_wrapper = self`). The hop is synthesized from that assignment.
   // Not part of holders() or coverage(): the holder did not build it.
   std::vector<Holder> parameter_holders(ClassRef cls) const;
   // Every declaration covering `cls`: own, inherited, forwarded by a holder
@@ -149,19 +150,20 @@ class Project {
                                                                    std::string_view attribute) const;
 
   // Value of a Constant by name, looked up in the class then the file.
-  const Constant* constant(const FileFacts& file, std::string_view owner_class,
-                           std::string_view name) const;
+  const Constant* constant(const FileFacts& file, std::string_view owner_class, std::string_view name) const;
 
   // ---- following code (calls, attributes and parameters resolved to project classes) ----
   // `name` on the class or its nearest ancestor that defines it.
   CodeRef find_method(ClassRef cls, std::string_view name) const;
   // The function or method a capture / cache site sits in (`owner_class` empty: a module-level function).
   CodeRef code_at(const FileFacts& file, std::string_view owner_class, std::string_view method) const;
-  // The class an attribute holds: `self.x = Cls(...)` (a hop), or `self.x = param` where the
-  // parameter's class is known (annotation, or what the callers pass). Bases included.
+  // The class an attribute holds: `self.x = Cls(...)` (a hop), `obj.x = self` in the class
+  // handed over (`decoder._graph_wrapper = self`), or `self.x = param` where the parameter's
+  // class is known (annotation, or what the callers pass). Bases included.
   ClassRef attribute_class(ClassRef cls, std::string_view attribute) const;
-  // The class a parameter receives: its annotation, else what every in-project call site
-  // passes (`Graph.capture(self, ...)` from class T gives T; `self.x` gives that attribute's class).
+  // The class a parameter receives: its annotation, else what an in-project call site
+  // passes (`Graph.capture(self, ...)` from class T gives T; `self.x` gives that attribute's class;
+  // for a module-level function, `capture_decode_step(self, bs)`).
   ClassRef parameter_class(CodeRef code, std::string_view parameter) const;
   // The functions a call written in `from` may run: `self.m`, `self.a.b.m`, `param.m`,
   // `Cls.m`, a module-level function, or a held module called directly (its forward / __call__).
@@ -173,6 +175,9 @@ class Project {
   std::vector<Built> constructions_of(ClassRef cls) const;
   // Calls from outside `cls` into its method `method` through an attribute that holds it.
   std::vector<Invocation> invocations_of(ClassRef cls, std::string_view method) const;
+  // Calls of a module-level function by its name (`capture_step(self, bs)`), from anywhere
+  // in the project.
+  std::vector<Invocation> function_callers(CodeRef function) const;
   // Methods of `cls` (bases included) from which `method` is reached through `self.` calls,
   // `method` itself included.
   std::vector<std::string> self_callers(ClassRef cls, std::string_view method) const;
@@ -189,6 +194,8 @@ class Project {
   struct Index;
   ClassRef attribute_class_at(ClassRef cls, std::string_view attribute, int depth) const;
   ClassRef parameter_class_at(CodeRef code, std::string_view parameter, int depth) const;
+  ClassRef function_parameter_class(CodeRef code, std::size_t index, std::string_view parameter,
+                                    int depth) const;
   // The class of the object `parts[0..n-1)` names in `from` (`self.a.b`, `param`, `Cls`).
   ClassRef receiver_class(CodeRef from, const std::vector<std::string_view>& parts) const;
   CodeRef find_function(const FileFacts& from, std::string_view name) const;

@@ -61,19 +61,24 @@ void FileWalker::record_call(TSNode call, TSNode fn, bool writes_kv) {
   // object's behaviour on only under a gate (`self.decoder.enable_graphs()`).
   const bool into_object =
       (root == "self" && std::count(callee.begin(), callee.end(), '.') >= 2) || (!bare && is_param(root));
+  const bool function = bare && followable;
   for (auto& existing : method->calls) {
     if (existing.callee != callee) continue;
     if (writes_kv && !existing.writes_kv) {
       existing.writes_kv = true;
       existing.loc = loc(call);
     }
-    if (into_object && !existing.guards.empty() && active_guard_refs(true).empty()) existing.guards.clear();
+    if ((into_object || function) && !existing.guards.empty() && active_guard_refs(true).empty())
+      existing.guards.clear();
     return;
   }
   if (method->calls.size() >= kMaxCallsPerFunction) return;
-  facts::CallFact fact{callee, loc(call), writes_kv, {}};
-  if (into_object)
+  facts::CallFact fact{callee, loc(call), writes_kv, {}, {}};
+  if (into_object || function)
     for (const auto& ref : active_guard_refs(true)) fact.guards.push_back(materialize(ref));
+  if (function)
+    for (auto& a : args_of(call))
+      if (a.value.literal != facts::LiteralKind::String) fact.args.push_back(std::move(a));
   method->calls.push_back(std::move(fact));
 }
 

@@ -458,6 +458,21 @@ void FileWalker::on_assignment(TSNode node) {
       out_.attribute_assignments.push_back(std::move(a));
     }
   }
+  // `decoder._graph_wrapper = self`: the class hands itself to another object.
+  if (plain && func && f && f->class_state >= 0 && ls == Sym::Attribute && !is_self_attribute(left)) {
+    TSNode object = field(left, g_.f_object);
+    TSNode value = unwrap_parens(right);
+    if (!ts_node_is_null(object) && is_dotted(object) && text(object) != "self" &&
+        sym(value) == Sym::Identifier && text(value) == "self") {
+      facts::ReverseAssignment r;
+      r.owner_class = owner_name();
+      r.method = method_name();
+      r.object = strip_spaces(text(object));
+      r.attribute = std::string(text(field(left, g_.f_attribute)));
+      r.loc = loc(node);
+      out_.reverse_assignments.push_back(std::move(r));
+    }
+  }
 }
 
 // The class a call instantiates (`Foo(...)`, `pkg.Foo(...)`, `Foo.from_config(...)`), or empty.

@@ -41,6 +41,8 @@ void FileWalker::collect_names(TSNode root, std::vector<std::string>& names,
           if (calls && is_dotted(fn)) add(*calls, resolve(text(fn)));
           stack.push_back(fn);
         }
+        // `getattr(self, "wrapper", None)` / `hasattr(cfg, "x")` read `self.wrapper` / `cfg.x`.
+        if (std::string read = attribute_read_by_getattr(n); !read.empty()) add(names, std::move(read));
         continue;
       }
       case Sym::KeywordArgument: {
@@ -62,6 +64,25 @@ void FileWalker::collect_names(TSNode root, std::vector<std::string>& names,
     });
     std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(first), stack.end());
   }
+}
+
+std::string FileWalker::attribute_read_by_getattr(TSNode call) {
+  TSNode fn = field(call, g_.f_function);
+  TSNode args = field(call, g_.f_arguments);
+  if (ts_node_is_null(fn) || ts_node_is_null(args) || sym(fn) != Sym::Identifier) return {};
+  const std::string_view name = text(fn);
+  if (name != "getattr" && name != "hasattr") return {};
+  if (ts_node_named_child_count(args) < 2) return {};
+  TSNode object = unwrap_parens(ts_node_named_child(args, 0));
+  TSNode attribute = ts_node_named_child(args, 1);
+  if (!is_dotted(object) || sym(attribute) != Sym::String) return {};
+  std::string_view quoted = text(attribute);
+  if (quoted.size() < 3 || (quoted.front() != '"' && quoted.front() != '\'') ||
+      quoted.back() != quoted.front())
+    return {};
+  quoted = quoted.substr(1, quoted.size() - 2);
+  if (!std::all_of(quoted.begin(), quoted.end(), is_ident_char)) return {};
+  return strip_spaces(text(object)) + "." + std::string(quoted);
 }
 
 void FileWalker::fill_literal(TSNode n, Expression& e) {

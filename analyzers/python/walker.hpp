@@ -307,6 +307,8 @@ class FileWalker {
 
   // ---- expressions.cpp -------------------------------------------------------------
   void collect_names(TSNode root, std::vector<std::string>& names, std::vector<std::string>* calls);
+  // `getattr(obj, "name", ...)` / `hasattr(obj, "name")` on a dotted object: "obj.name"; else empty.
+  std::string attribute_read_by_getattr(TSNode call);
   void fill_literal(TSNode n, Expression& e);
   bool is_imaginary(TSNode number) const;
   bool decode_string(TSNode n, std::string& out) const;

@@ -5,9 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
+#include "rules/common/eager_gate.hpp"
 #include "rules/common/rule_support.hpp"
+#include "rules/common/spelling.hpp"
 
 namespace kvlint {
 namespace {
@@ -23,6 +26,15 @@ whose name contains `CUDAGraph`, `GraphWrapper` or `GraphRunner`, or a class tha
 an `nn.Module` and captures CUDA graphs itself. A module that captures in its own
 constructor (MiMo-Audio) is not a wrapper: it exists under `enforce_eager` too. The covered class must have no declaration of its own, inherited or from a
 holder that is not a wrapper.
+
+A declaration of the class itself whose specs all depend on an attribute that holds a
+graph wrapper (read directly, through `getattr(self, "_graph_wrapper", None)` into a
+local, in a compound condition or a conditional expression; the wrapper built into it,
+or handing itself over with `decoder._graph_wrapper = self`) is reported too, when the
+wrapper is attached only where an `enforce_eager`-derived condition excludes it (in the
+class, in a method a holder calls only when not eager, or a holder or two up) and the
+class builds a cache on a path that does not read that attribute. Silent when every
+cache the class builds sits behind the attribute (or inside the capture).
 
 A declaration of the class itself that only forwards to a graph wrapper it attaches
 later (`if self._graph_wrapper is None: return []`, then
@@ -78,6 +90,7 @@ class Check final : public Rule {
         }
       }
       if (eager_what.empty()) continue;
+      if (check_wrapper_dependent(project, cls, out)) continue;
 
       // Own or inherited declarations, or a non-wrapper holder's, survive enforce_eager --
       // unless all they do is forward to a graph wrapper the class attaches later.
@@ -117,6 +130,162 @@ class Check final : public Rule {
   }
 
  private:
+  // Where a spec's guard reads a graph wrapper attribute: `self._graph_wrapper`, or a local
+  // bound to `getattr(self, "_graph_wrapper", None)`.
+  struct WrapperRead {
+    std::string attribute;
+    facts::ClassRef wrapper;
+    const facts::Guard* guard = nullptr;
+  };
+  // A place that attaches the wrapper: `self.<attr> = Wrapper(...)`, or `obj.<attr> = self`.
+  struct Attach {
+    const facts::FileFacts* file = nullptr;
+    std::string owner_class;
+    std::string method;
+    const std::vector<facts::Guard>* guards = nullptr;
+    facts::Location loc;
+  };
+
+  // The attributes of `self` an expression reads, through the declaration's locals.
+  static void self_attributes_read(const facts::Declaration& d, const facts::Expression& e,
+                                   std::vector<std::string>& out, int depth = 0) {
+    for (const std::string& name : e.names) {
+      if (name.starts_with("self.")) {
+        const std::string rest = name.substr(5);
+        out.push_back(rest.substr(0, rest.find('.')));
+        continue;
+      }
+      if (depth > 2) continue;
+      const std::string head = name.substr(0, name.find('.'));
+      for (const facts::LocalAssignment& a : d.local_assignments)
+        if (a.name == head) self_attributes_read(d, a.value, out, depth + 1);
+    }
+  }
+
+  static std::optional<WrapperRead> wrapper_read(const facts::Project& project, facts::ClassRef cls,
+                                                 const facts::Declaration& d,
+                                                 const std::vector<facts::Guard>& guards) {
+    for (const facts::Guard& g : guards) {
+      if (!rules::is_branching_guard(g)) continue;
+      std::vector<std::string> attributes;
+      self_attributes_read(d, g.condition, attributes);
+      for (const std::string& a : attributes) {
+        const facts::ClassRef target = project.attribute_class(cls, a);
+        if (target && !(target == cls) && rules::is_graph_wrapper(project, target))
+          return WrapperRead{a, target, &g};
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Every spec depends on the wrapper attribute, and every forward goes to it or depends on it.
+  static std::optional<WrapperRead> declaration_needs_wrapper(const facts::Project& project,
+                                                              facts::ClassRef cls,
+                                                              const facts::Declaration& d) {
+    if (d.specs.empty()) return std::nullopt;
+    std::optional<WrapperRead> first;
+    for (const facts::SpecFact& spec : d.specs) {
+      auto read = wrapper_read(project, cls, d, spec.guards);
+      if (!read) return std::nullopt;
+      if (!first) first = read;
+    }
+    for (const facts::Forward& fw : d.forwards) {
+      if (fw.via_attribute == first->attribute) continue;
+      if (!wrapper_read(project, cls, d, fw.guards)) return std::nullopt;
+    }
+    return first;
+  }
+
+  // Where the wrapper attribute gets its wrapper: hops in the class (or a base), and objects
+  // that hand themselves over into it.
+  static std::vector<Attach> attach_points(const facts::Project& project, facts::ClassRef cls,
+                                           const WrapperRead& read) {
+    std::vector<Attach> out;
+    std::vector<facts::ClassRef> chain{cls};
+    for (facts::ClassRef a : project.ancestors(cls)) chain.push_back(a);
+    for (facts::ClassRef c : chain)
+      for (const auto& h : c.file->hops) {
+        if (h.owner_class != c.cls->name || h.attribute != read.attribute) continue;
+        for (const auto& k : c.file->constructions)
+          if (k.loc == h.loc) out.push_back({c.file, k.owner_class, k.method, &k.guards, k.loc});
+      }
+    static const std::vector<facts::Guard> kNone;
+    for (const auto& file : project.files())
+      for (const auto& r : file.reverse_assignments)
+        if (r.attribute == read.attribute && project.class_of(file, r.owner_class) == read.wrapper)
+          out.push_back({&file, r.owner_class, r.method, &kNone, r.loc});
+    return out;
+  }
+
+  // A cache the class builds on a path that does not read the wrapper attribute.
+  static std::optional<std::pair<facts::Location, std::string>> allocation_without(
+      const facts::Project& project, facts::ClassRef cls, const std::string& attribute) {
+    auto reads = [&](const std::vector<facts::Guard>& guards) {
+      return std::any_of(guards.begin(), guards.end(), [&](const facts::Guard& g) {
+        return std::any_of(g.self_attributes.begin(), g.self_attributes.end(), [&](const std::string& a) {
+          return a == attribute || a.starts_with(attribute + ".");
+        });
+      });
+    };
+    for (const facts::CacheSite* s : project.cache_sites_of(cls))
+      if (!s->inside_graph_capture && !s->caller_requested && !reads(s->guards))
+        return std::make_pair(s->loc, fmt::format("builds a `{}`", s->cache_class));
+    for (const facts::ImplicitCacheSite* s : project.implicit_caches_of(cls))
+      if (!reads(s->guards))
+        return std::make_pair(s->loc, fmt::format("builds the cache behind `{}(...)`", s->callee));
+    return std::nullopt;
+  }
+
+  // KV302 on a declaration of the class's own that reports only when the graph wrapper is
+  // attached, attached only when not eager, while the class allocates without it.
+  static bool check_wrapper_dependent(const facts::Project& project, facts::ClassRef cls,
+                                      std::vector<Finding>& out) {
+    const auto own = project.inherited_declarations(cls);
+    if (own.empty() || own.front().how != facts::Cover::How::Own) return false;
+    const facts::Declaration& d = *own.front().declaration;
+    const auto read = declaration_needs_wrapper(project, cls, d);
+    if (!read) return false;
+    // Another declaration (not on a wrapper) may cover the eager cache.
+    for (const facts::Cover& c : project.coverage(cls))
+      if (c.declaration != &d && !rules::is_graph_wrapper(project, c.declarer)) return false;
+    const auto eager = allocation_without(project, cls, read->attribute);
+    if (!eager) return false;
+    const std::vector<Attach> attaches = attach_points(project, cls, *read);
+    if (attaches.empty()) return false;
+    rules::EagerGate gate(project);
+    rules::GateVerdict verdict;
+    for (const Attach& a : attaches) {
+      verdict = gate.judge(*a.file, a.owner_class, a.method, *a.guards);
+      if (verdict.state != rules::GateState::Gated) return false;
+    }
+    const Attach& attach = attaches.front();
+    const rules::Spelling spelling = rules::Spelling::of(cls);
+    Finding f = kvlint::make_finding(kInfo, d.loc, cls.cls->name);
+    const std::string gate_text =
+        verdict.eager.guard ? fmt::format("{} (line {}){}", rules::describe_guard(*verdict.eager.guard),
+                                          verdict.eager.guard->condition.loc.line, verdict.eager.where)
+                            : std::string("a gate on `enforce_eager`");
+    f.message = fmt::format(
+        "`{}` (line {}) returns its specs only when `{}` holds the CUDA-graph wrapper `{}` ({}, line {}), "
+        "and "
+        "the wrapper is attached (`{}`, line {}) only when not eager: {}; under `enforce_eager` there is no "
+        "wrapper, so the declaration reports zero while `{}` {} on its eager path (line {}); declare the "
+        "eager "
+        "cache from state `{}` keeps without the wrapper",
+        spelling.method(cls.cls->name, rules::declaration_name(project)), d.loc.line,
+        spelling.member(read->attribute), read->wrapper.cls->name, rules::describe_guard(*read->guard),
+        read->guard->condition.loc.line, spelling.method(attach.owner_class, attach.method), attach.loc.line,
+        gate_text, cls.cls->name, eager->second, eager->first.line, cls.cls->name);
+    f.related.push_back(rules::related(read->guard->condition.loc, "the specs depend on the wrapper here"));
+    f.related.push_back(rules::related(attach.loc, "the wrapper is attached here"));
+    if (verdict.eager.guard)
+      f.related.push_back(rules::related(verdict.eager.guard->condition.loc, "the gate on enforce_eager"));
+    f.related.push_back(
+        rules::related(eager->first, fmt::format("`{}` allocates without the wrapper here", cls.cls->name)));
+    out.push_back(std::move(f));
+    return true;
+  }
+
   // A declaration with no specs of its own whose forwards all go to an attribute holding
   // a graph wrapper that the class attaches after construction or under a condition
   // (`self._graph_wrapper = Wrapper(self)` in `enable_cudagraph()`): without the wrapper

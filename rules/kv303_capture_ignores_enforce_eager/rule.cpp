@@ -8,6 +8,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "rules/common/eager_gate.hpp"
 #include "rules/common/rule_support.hpp"
 #include "rules/common/spelling.hpp"
 
@@ -34,11 +35,15 @@ Gates that count, wherever the analyzer finds them:
   parameter its builders fill from enforce_eager (`Executor(enabled=not enforce_eager)`);
 - in the classes that build the capturing object (`if self._use_cuda_graphs and ...:
   self.executor = Executor(...)`) or enable it (`if enforce_eager: return` before
-  `self.decoder.enable_cudagraph()`), and the same one more level of holders up.
+  `self.decoder.enable_cudagraph()`), and the same one more level of holders up;
+- for a module-level capture helper (`def capture_decode_step(model, bs)`), where its
+  callers call it (`self.graphs[bs] = capture_decode_step(self, bs)` under a gate).
 
 When nothing in the analysed tree builds or enables the capturing object, the gate is
 decided elsewhere and the rule stays silent -- except for a model class whose constructor
-or `load_weights` captures: the engine always runs those. The message names the gates it
+or `load_weights` captures: the engine always runs those. The same when the object is built
+in a public method that nothing in the tree calls (`TalkerHead.enable_cudagraph()`, called
+by a stage runner elsewhere): the code that decides whether to capture is outside. The message names the gates it
 found, including the ones in a caller.
 
 ## Why it matters
@@ -81,222 +86,17 @@ gate sits further away, suppress with a reason.
 in that path.
 )doc"};
 
-// How far the analyzer follows a gate away from the capture: the capturing class's
-// builder or enabler, and one more level of holders (ming: the talker's flag reaches the
-// generator, which builds the pool that builds the capturing executors).
-constexpr int kHolderLevels = 2;
-// Attributes and parameters read through each other: `self._use_graphs` <- parameter
-// `use_graphs` <- the holder's `self._use_graphs` <- `not config.enforce_eager`.
-constexpr int kDerivationDepth = 6;
-
-enum class State { Gated, NotGated, Unknown };
-
-// A gate found on the way to the capture that is not derived from enforce_eager.
-struct FoundGate {
-  const facts::Guard* guard = nullptr;
-  std::string where;  // "" for the capture's own guards, else " where `Holder.method` builds it"
-};
-
-struct Verdict {
-  State state = State::Unknown;
-  std::vector<FoundGate> gates;
-  std::string trigger;  // who builds or enables the capturing object, for the message
-};
-
-class Judge {
- public:
-  explicit Judge(const facts::Project& project) : project_(project) {}
-
-  Verdict capture(const facts::FileFacts& file, const facts::CaptureSite& capture) {
-    Verdict v;
-    const facts::ClassRef owner = project_.class_of(file, capture.owner_class);
-    const facts::CodeRef at = project_.code_at(file, capture.owner_class, capture.method);
-    if (eager_guards(at, capture.guards, 0)) return {State::Gated, {}, {}};
-    add_gates(v.gates, capture.guards, "");
-    if (!owner) {
-      v.state = State::NotGated;
-      return v;
-    }
-    const std::vector<std::string> entries = project_.self_callers(owner, capture.method);
-    auto has_entry = [&](std::string_view name) {
-      return std::find(entries.begin(), entries.end(), name) != entries.end();
-    };
-    const bool at_construction = has_entry("__init__");
-    const State built = constructions(owner, 0, v);
-    const State enabled = at_construction ? State::Unknown : invocations(owner, entries, 0, v);
-    if (built == State::Gated || enabled == State::Gated) return {State::Gated, {}, {}};
-    if (built == State::NotGated || enabled == State::NotGated) {
-      v.state = State::NotGated;
-      return v;
-    }
-    // Nothing in the tree builds or enables it: a model the engine builds runs its
-    // constructor and load_weights unconditionally; anything else is decided elsewhere.
-    const bool engine_runs_it =
-        project_.is_module(owner) == facts::Tristate::Yes && (at_construction || has_entry("load_weights"));
-    v.state = engine_runs_it ? State::NotGated : State::Unknown;
-    return v;
-  }
-
- private:
-  // Every place another class or function builds `cls`: Gated when all run under an
-  // enforce_eager-derived gate (there, or one level of holders up), NotGated when one
-  // does not (its gates, and those found further up, go to `v`), Unknown when nothing in
-  // the tree builds it.
-  State constructions(facts::ClassRef cls, int level, Verdict& v) {
-    bool any = false;
-    for (const facts::Built& b : project_.constructions_of(cls)) {
-      if (b.by == cls) continue;  // a factory inside the class is not a holder
-      any = true;
-      const facts::Construction& c = *b.construction;
-      const facts::CodeRef at = project_.code_at(*b.file, c.owner_class, c.method);
-      if (eager_guards(at, c.guards, 0)) continue;
-      Verdict above;
-      if (b.by && holder_gated(b.by, c.method, level, above)) continue;
-      const rules::Spelling spelling = rules::Spelling::of(*b.file);
-      const std::string holder = place(c.owner_class, c.method, spelling);
-      const std::string what = c.factory.empty()
-                                   ? fmt::format("builds `{}`", cls.cls->name)
-                                   : fmt::format("calls `{}`", spelling.method(cls.cls->name, c.factory));
-      add_gates(v.gates, c.guards, fmt::format(" where `{}` {} (line {})", holder, what, c.loc.line));
-      v.gates.insert(v.gates.end(), above.gates.begin(), above.gates.end());
-      if (v.trigger.empty()) v.trigger = fmt::format("`{}` {} (line {})", holder, what, c.loc.line);
-      return State::NotGated;
-    }
-    return any ? State::Gated : State::Unknown;
-  }
-
-  // Every call from another object into one of `entries` (`self.decoder.enable_graphs()`).
-  State invocations(facts::ClassRef cls, const std::vector<std::string>& entries, int level, Verdict& v) {
-    bool any = false;
-    for (const std::string& entry : entries) {
-      for (const facts::Invocation& inv : project_.invocations_of(cls, entry)) {
-        any = true;
-        if (eager_guards(inv.caller, inv.call->guards, 0)) continue;
-        Verdict above;
-        if (inv.caller.cls && holder_gated(inv.caller.cls, inv.caller.method->name, level, above)) continue;
-        const rules::Spelling spelling(inv.caller.file ? inv.caller.file->language : facts::Language::Python);
-        const std::string caller = place(inv.caller.cls ? inv.caller.cls.cls->name : std::string(),
-                                         inv.caller.method->name, spelling);
-        const std::string what = fmt::format("`{}` calls `{}` (line {})", caller,
-                                             spelling.code(inv.call->callee), inv.call->loc.line);
-        add_gates(v.gates, inv.call->guards, " where " + what);
-        v.gates.insert(v.gates.end(), above.gates.begin(), above.gates.end());
-        if (v.trigger.empty()) v.trigger = what;
-        return State::NotGated;
-      }
-    }
-    return any ? State::Gated : State::Unknown;
-  }
-
-  // The holder itself exists, or runs the method that builds or enables the capturing
-  // object, only when not eager: one more level up.
-  bool holder_gated(facts::ClassRef holder, const std::string& method, int level, Verdict& above) {
-    if (level + 1 >= kHolderLevels) return false;
-    if (constructions(holder, level + 1, above) == State::Gated) return true;
-    if (method == "__init__") return false;
-    Verdict enabled;
-    if (invocations(holder, project_.self_callers(holder, method), level + 1, enabled) == State::Gated)
-      return true;
-    above.gates.insert(above.gates.end(), enabled.gates.begin(), enabled.gates.end());
-    return false;
-  }
-
-  bool eager_guards(facts::CodeRef at, const std::vector<facts::Guard>& guards, int depth) {
-    return std::any_of(guards.begin(), guards.end(), [&](const facts::Guard& g) {
-      if (!rules::is_branching_guard(g)) return false;
-      if (rules::guard_mentions(g, "eager")) return true;
-      for (const std::string& dotted : g.self_attributes)
-        if (at.cls && eager_attribute(at.cls, dotted.substr(0, dotted.find('.')), depth)) return true;
-      if (g.origin != facts::Guard::Origin::CallerGuard)
-        for (const std::string& p : g.parameters)
-          if (eager_parameter(at, p, depth)) return true;
-      return false;
-    });
-  }
-
-  // `self.use_graphs = not config.enforce_eager`, or set from a parameter its builders
-  // fill from enforce_eager (`enabled=not enforce_eager`).
-  bool eager_attribute(facts::ClassRef cls, std::string_view attribute, int depth) {
-    if (depth > kDerivationDepth) return false;
-    for (const facts::AttributeAssignment* a : project_.attribute_assignments_of(cls, attribute)) {
-      const facts::FileFacts* file = file_of(cls, a);
-      const facts::CodeRef at = file ? project_.code_at(*file, a->owner_class, a->method) : facts::CodeRef{};
-      if (eager_expression(at.method ? at : facts::CodeRef{file, cls, nullptr}, a->value, depth + 1))
-        return true;
-    }
-    return false;
-  }
-
-  bool eager_parameter(facts::CodeRef at, std::string_view parameter, int depth) {
-    if (!at || !at.cls || depth > kDerivationDepth) return false;
-    const auto& params = at.method->parameters;
-    const auto it = std::find(params.begin(), params.end(), parameter);
-    if (it == params.end()) return false;
-    const auto index = static_cast<uint32_t>(it - params.begin());
-    const bool is_init = at.method->name == "__init__";
-    bool any = false;
-    for (const facts::Built& b : project_.constructions_of(at.cls)) {
-      const facts::Construction& c = *b.construction;
-      if (is_init ? !c.factory.empty() : c.factory != at.method->name) continue;
-      const facts::Argument* passed = nullptr;
-      for (const auto& a : c.args)
-        if (a.keyword == parameter || (a.keyword.empty() && a.position == index)) passed = &a;
-      if (!passed) return false;  // a builder leaves it at its default
-      const facts::CodeRef caller = project_.code_at(*b.file, c.owner_class, c.method);
-      if (!eager_expression(caller.method ? caller : facts::CodeRef{b.file, b.by, nullptr}, passed->value,
-                            depth + 1))
-        return false;
-      any = true;
-    }
-    return any;
-  }
-
-  bool eager_expression(facts::CodeRef at, const facts::Expression& value, int depth) {
-    if (rules::mentions(value, "eager")) return true;
-    for (const std::string& name : value.names) {
-      if (name.starts_with("self.")) {
-        const std::string rest = name.substr(5);
-        if (at.cls && eager_attribute(at.cls, rest.substr(0, rest.find('.')), depth + 1)) return true;
-      } else if (at.method && name.find('.') == std::string::npos && eager_parameter(at, name, depth + 1)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  // The file of the class (`cls` or an ancestor) the assignment sits in.
-  const facts::FileFacts* file_of(facts::ClassRef cls, const facts::AttributeAssignment* a) const {
-    if (cls.cls->name == a->owner_class) return cls.file;
-    for (facts::ClassRef base : project_.ancestors(cls))
-      if (base.cls->name == a->owner_class) return base.file;
-    return cls.file;
-  }
-
-  static void add_gates(std::vector<FoundGate>& out, const std::vector<facts::Guard>& guards,
-                        const std::string& where) {
-    for (const auto& g : guards)
-      if (rules::is_branching_guard(g)) out.push_back({&g, where});
-  }
-
-  static std::string place(const std::string& owner, const std::string& method,
-                           const rules::Spelling& spelling) {
-    return owner.empty() ? method : spelling.method(owner, method);
-  }
-
-  const facts::Project& project_;
-};
-
 class Check final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
-    Judge judge(project);
+    rules::EagerGate judge(project);
     for (const auto& file : project.files()) {
       for (const auto& capture : file.captures) {
         // Captures of code that holds no attention KV are not this protocol's concern.
         if (project.kv_reached_by(file, capture).empty()) continue;
-        Verdict v = judge.capture(file, capture);
-        if (v.state != State::NotGated) continue;
+        const rules::GateVerdict v = judge.judge(file, capture.owner_class, capture.method, capture.guards);
+        if (v.state != rules::GateState::NotGated) continue;
         out.push_back(make_finding(rules::Spelling::of(file), capture, v));
       }
     }
@@ -304,7 +104,7 @@ class Check final : public Rule {
 
  private:
   static Finding make_finding(const rules::Spelling& spelling, const facts::CaptureSite& capture,
-                              const Verdict& v) {
+                              const rules::GateVerdict& v) {
     Finding f = kvlint::make_finding(kInfo, capture.loc, capture.owner_class);
     std::string gated;
     if (v.gates.empty()) {
@@ -321,8 +121,9 @@ class Check final : public Rule {
                                                       : "the only gate where the capturing object is built"));
       }
     }
-    const std::string who =
-        capture.owner_class.empty() ? std::string("Module-level code") : quoted_class(capture, spelling);
+    const std::string who = !capture.owner_class.empty() ? quoted_class(capture, spelling)
+                            : capture.method.empty()     ? std::string("Module-level code")
+                                                         : rules::quoted(capture.method);
     f.message = fmt::format(
         "{} captures a CUDA graph with `{}` (line {}) over code that writes attention KV, and the capture "
         "{}, "

@@ -43,9 +43,11 @@ namespace {
 
 // Extra rounds after the first pass: subclass discovery and base-class lookups.
 constexpr int kMaxWideningRounds = 8;
-// Files that build a capturing class, and the files that build those: where enforce_eager
-// gates for a capture are found (KV303 follows gates the same two levels).
-constexpr int kCaptureHolderLevels = 2;
+// Files that build a capturing class, the files that build those, and one level more: where
+// enforce_eager gates are found. KV303 follows a capture's gates two levels up from the
+// capturing class; KV302 follows a wrapper's two levels up from the class that attaches it
+// (the wrapper's builder), which is one level further.
+constexpr int kCaptureHolderLevels = 3;
 constexpr int kMaxBaseRounds = 2;
 
 // What the run keeps of one file between phases. Its bytes are not among them: each phase
@@ -130,6 +132,16 @@ bool contains_any(std::string_view content, const std::vector<std::string>& need
   return std::any_of(needles.begin(), needles.end(), [&](const std::string& n) {
     return !n.empty() && ::memmem(content.data(), content.size(), n.data(), n.size()) != nullptr;
   });
+}
+
+// Plain code that sizes rows from a lifetime (KV204) names no protocol anchor: a function
+// over whatever the models report, with its own enum. Such a file reads a scope and the
+// engine's per-sequence multiplicity (`max_num_seqs`) together.
+bool reads_scope_and_multiplicity(std::string_view content) {
+  auto has = [&](std::string_view needle) {
+    return ::memmem(content.data(), content.size(), needle.data(), needle.size()) != nullptr;
+  };
+  return (has("scope") || has("Scope")) && has("num_seqs");
 }
 
 bool is_identifier_char(char c) {
@@ -467,7 +479,8 @@ class ProjectRun {
     const NeedleSearch cpp_search(cpp_prefilter_anchors(vocabulary_));
     parallel_over(readable_matching([](const FileState&) { return true; }), [&](std::size_t i) {
       const std::optional<std::string> content = reread(files_[i]);
-      files_[i].anchor_hit = content && (files_[i].is_cpp ? cpp_search : python_search).found_in(*content);
+      files_[i].anchor_hit = content && ((files_[i].is_cpp ? cpp_search : python_search).found_in(*content) ||
+                                         (!files_[i].is_cpp && reads_scope_and_multiplicity(*content)));
     });
   }
 
@@ -650,8 +663,8 @@ class ProjectRun {
   // Classes that capture CUDA graphs are often built by another class only when not
   // eager (`self.wrapper = GraphWrapper(...) if not enforce_eager else None`); that
   // holder names no anchor, so analyse the skipped files that construct a capturing class
-  // (`Wrapper(` or `Wrapper.factory(`), then, one level up, the files that construct those
-  // holders: the gate may sit there (`if enforce_eager: return` before
+  // (`Wrapper(` or `Wrapper.factory(`), then, up to two levels up, the files that construct
+  // those holders: the gate may sit there (`if enforce_eager: return` before
   // `self.decoder.enable_cudagraph()`).
   void analyse_capture_holders() {
     std::set<std::string> built;
