@@ -104,76 +104,125 @@ TEST(CppFrontEnd, CompileDatabaseGivesFullTypesFallbackDegrades) {
 }
 
 // A stand-in LibTorch that, like the real one, brings the fixed-width integer types.
+// clang-format off
 constexpr const char* kTorchWithIntegers = R"cpp(#pragma once
 #include <cstdint>
 #include <initializer_list>
-                                                 namespace torch {
-                                                 struct Tensor {
-                                                   template <class... A>
-                                                   Tensor narrow(A...) const {
-                                                     return {};
-                                                   }
-                                                   template <class... A>
-                                                   Tensor copy_(A...) const {
-                                                     return {};
-                                                   }
-                                                 };
-                                                 inline Tensor zeros(std::initializer_list<int64_t>) {
-                                                   return {};
-                                                 }
-                                                 inline Tensor cat(std::initializer_list<Tensor>, int64_t) {
-                                                   return {};
-                                                 }
-                                                 namespace nn {
-                                                 struct Module {};
-                                                 }  // namespace nn
-                                                 }  // namespace torch
+namespace torch {
+struct Tensor {
+  template <class... A> Tensor narrow(A...) const { return {}; }
+  template <class... A> Tensor copy_(A...) const { return {}; }
+};
+inline Tensor zeros(std::initializer_list<int64_t>) { return {}; }
+inline Tensor cat(std::initializer_list<Tensor>, int64_t) { return {}; }
+namespace nn { struct Module {}; }
+}  // namespace torch
 )cpp";
 
 // The class in the header, its methods in the .cpp (the normal C++ layout).
 constexpr const char* kDecoderHeader = R"cpp(#pragma once
 #include <torch/torch.h>
-                                             namespace talker {
-                                             class Decoder : public torch::nn::Module {
-                                              public:
-                                               explicit Decoder(int64_t layers);
-                                               void step(const torch::Tensor& k);
-
-                                              private:
-                                               torch::Tensor k_cache_;
-                                               torch::Tensor past_keys_;
-                                             };
-                                             }  // namespace talker
+namespace talker {
+class Decoder : public torch::nn::Module {
+ public:
+  explicit Decoder(int64_t layers);
+  void step(const torch::Tensor& x);
+ private:
+  torch::Tensor k_cache_;
+  torch::Tensor past_keys_;
+};
+}  // namespace talker
 )cpp";
 
+// `rope::rotate` comes from a header only the compile database finds: without it `k` is
+// invalid and Clang drops the growth statement from the AST; the tokens still show it.
 constexpr const char* kDecoderSource = R"cpp(#include "decoder.h"
-                                             namespace talker {
-                                             Decoder::Decoder(int64_t layers) {
-                                               k_cache_ = torch::zeros({layers, 4096, 8, 64});
-                                             }
-                                             void Decoder::step(const torch::Tensor& k) {
-                                               past_keys_ = torch::cat({past_keys_, k}, 2);
-                                             }
-                                             }  // namespace talker
+#include <rope/rope.h>
+namespace talker {
+Decoder::Decoder(int64_t layers) {
+  k_cache_ = torch::zeros({layers, 4096, 8, 64});
+}
+void Decoder::step(const torch::Tensor& x) {
+  auto k = rope::rotate(x);
+  past_keys_ = torch::cat({past_keys_, k}, 2);
+}
+}  // namespace talker
 )cpp";
 
-std::vector<std::string> finding_lines(const json& r) {
+constexpr const char* kRopeHeader = R"cpp(#pragma once
+#include <torch/torch.h>
+namespace rope {
+inline torch::Tensor rotate(const torch::Tensor& x) { return x; }
+}  // namespace rope
+)cpp";
+// A per-request map filled with insert_or_assign and through operator[], declared as one
+// fixed row: the cache fact (so KV202, and no stale-declaration KV104) in both modes.
+constexpr const char* kStreamsHeader = R"cpp(#pragma once
+#include <kvlint/model_local_kv.h>
+#include <torch/torch.h>
+#include <string>
+#include <unordered_map>
+#include <vector>
+namespace talker {
+struct StreamConfig { int64_t num_hidden_layers = 2; int64_t num_key_value_heads = 4; int64_t head_dim = 64; };
+struct StreamKV { torch::Tensor key_cache; torch::Tensor value_cache; };
+class Streams : public torch::nn::Module {
+ public:
+  void open(const std::string& request_id);
+  void extend(const std::string& request_id);
+  std::vector<kvlint::model_local_kv::Spec> model_local_kv_specs() const;
+ private:
+  StreamConfig config_;
+  std::unordered_map<std::string, StreamKV> kv_cache_;
+};
+}  // namespace talker
+)cpp";
+
+constexpr const char* kStreamsSource = R"cpp(#include "streams.h"
+#include <utility>
+namespace talker {
+namespace mlkv = kvlint::model_local_kv;
+void Streams::open(const std::string& request_id) {
+  StreamKV stream;
+  stream.key_cache = torch::zeros({2, 4, 256, 64});
+  kv_cache_.insert_or_assign(request_id, std::move(stream));
+}
+void Streams::extend(const std::string& request_id) {
+  kv_cache_[request_id].value_cache = torch::zeros({2, 4, 256, 64});
+}
+std::vector<mlkv::Spec> Streams::model_local_kv_specs() const {
+  return {mlkv::spec_from_config(config_, {.name = "streams_kv",
+                                           .physical_capacity_positions = 256,
+                                           .capacity_source = "stream window",
+                                           .scope = mlkv::Scope::Request,
+                                           .rows = mlkv::RowDriver::Fixed,
+                                           .rows_fixed = 1,
+                                           .rows_reason = "one stream"})};
+}
+}  // namespace talker
+)cpp";
+// clang-format on
+
+// "CODE path:line" of each finding, sorted; `unique`: each line once (several sites of one spec).
+std::vector<std::string> finding_lines(const json& r, bool unique = false) {
   std::vector<std::string> out;
   for (const auto& f : r.value("findings", json::array()))
     out.push_back(f.value("code", "") + " " + f.value("path", "") + ":" + std::to_string(f.value("line", 0)));
   std::sort(out.begin(), out.end());
+  if (unique) out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
-// One class across the header and the .cpp: the constructor's K/V and the step's growth are
-// the header's class's, in degraded mode and with a compile database (which lists the .cpp
-// only; the header's command is inferred from it), with the same findings.
+// One class across the header and the .cpp: the constructor's K/V and the step's growth by
+// torch::cat are the header's class's, in degraded mode and with a compile database (which
+// lists the .cpp only; the header's command is inferred from it), with the same findings.
 TEST(CppFrontEnd, AClassInAHeaderWithMethodsInTheSourceIsOneClass) {
   TempDir dir;
   dir.write("third_party/torch/torch.h", kTorchWithIntegers);
+  dir.write("third_party/rope/rope.h", kRopeHeader);
   dir.write("src/decoder.h", kDecoderHeader);
   dir.write("src/decoder.cpp", kDecoderSource);
-  const std::vector<std::string> expected = {"KV101 src/decoder.cpp:4", "KV101 src/decoder.cpp:7"};
+  const std::vector<std::string> expected = {"KV101 src/decoder.cpp:5", "KV101 src/decoder.cpp:9"};
 
   CliRun degraded = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "src"});
   json r = report(degraded);
@@ -193,6 +242,32 @@ TEST(CppFrontEnd, AClassInAHeaderWithMethodsInTheSourceIsOneClass) {
   // (the class's members and bases are the header's).
   CliRun alone = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "src/decoder.cpp"});
   EXPECT_EQ(finding_lines(report(alone)), expected) << alone.out << alone.err;
+}
+
+TEST(CppFrontEnd, APerRequestMapFilledAnyWayIsSeenWithAndWithoutHeaders) {
+  TempDir dir;
+  dir.write("third_party/torch/torch.h", kTorchWithIntegers);
+  dir.write("src/streams.h", kStreamsHeader);
+  dir.write("src/streams.cpp", kStreamsSource);
+  const std::vector<std::string> args = {"check", "--no-cache", "--format", "json", "--select", "KV202,KV104", "src"};
+  const std::vector<std::string> expected = {"KV202 src/streams.cpp:18"};
+
+  CliRun degraded = kvlint(dir.path(), args);
+  json r = report(degraded);
+  EXPECT_EQ(finding_lines(r, true), expected) << degraded.out << degraded.err;
+  EXPECT_TRUE(has(diagnostic_kinds(r, "streams.cpp"), "degraded")) << degraded.out;
+
+  json db = json::array();
+  db.push_back({{"directory", dir.path().string()},
+                {"file", "src/streams.cpp"},
+                {"arguments",
+                 {"clang++", "-std=c++20", "-I" + (dir.path() / "third_party").string(),
+                  "-I" + (fs::path(KVLINT_SOURCE_DIR) / "runtime/include").string(), "-c", "src/streams.cpp"}}});
+  dir.write("compile_commands.json", db.dump(2));
+  CliRun full = kvlint(dir.path(), args);
+  r = report(full);
+  EXPECT_EQ(finding_lines(r, true), expected) << full.out << full.err;
+  EXPECT_TRUE(diagnostic_kinds(r, "streams.cpp").empty()) << full.out;
 }
 
 // Without a database, a project's own header named from the project root is found (the

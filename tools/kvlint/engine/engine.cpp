@@ -717,20 +717,14 @@ class ProjectRun {
     for (std::size_t k = 0; k < owners.size(); ++k) *files_[owners[k]].facts = std::move(returned[k]);
   }
 
-  // C++ classes defined in analysed headers whose methods are defined out of line in files the
-  // prefilter skipped (`Runner::warmup` in runner.cpp names no anchor; runner.h does): analyse
-  // the files that name `Runner::`, once per class. And the holders of C++ classes that keep
-  // K/V (`std::shared_ptr<LayerKV> kv_` names no anchor): the files naming such a class.
-  // True when some were analysed.
-  bool analyse_out_of_line_methods() {
+  // The holders of C++ classes that keep K/V and are no module: `std::shared_ptr<LayerKV> kv_`
+  // names no anchor. The files naming `<LayerKV>` (an owning pointer, a container, make_shared),
+  // once per class. True when some were analysed.
+  bool analyse_kv_store_holders() {
     std::vector<std::string> needles;
     for (const auto& f : files_) {
       if (!f.facts || f.facts->language != facts::Language::Cpp) continue;
-      if (is_cpp_header(f.file.display))
-        for (const auto& c : f.facts->classes)
-          if (!c.out_of_line && out_of_line_searched_.insert(c.name + "::").second)
-            needles.push_back(c.name + "::");
-      // Only stores that are no module: a module keeping K/V names an anchor or is held by one.
+      // A module keeping K/V names an anchor or is held by one that does.
       auto is_module = [&](const std::string& name) {
         for (const auto& c : f.facts->classes)
           if (c.name == name)
@@ -742,8 +736,8 @@ class ProjectRun {
       };
       for (const auto& site : f.facts->cache_sites)
         if (!site.owner_class.empty() && !is_module(site.owner_class) &&
-            out_of_line_searched_.insert(site.owner_class).second)
-          needles.push_back(site.owner_class);
+            kv_store_searched_.insert(site.owner_class).second)
+          needles.push_back("<" + site.owner_class + ">");
     }
     if (needles.empty()) return false;
     const std::vector<std::size_t> found =
@@ -753,18 +747,12 @@ class ProjectRun {
     return true;
   }
 
-  static bool is_cpp_header(std::string_view path) {
-    for (std::string_view ext : {".h", ".hpp", ".hh", ".hxx", ".cuh"})
-      if (path.ends_with(ext)) return true;
-    return false;
-  }
-
   void analyse_with_widening() {
     analyse(readable_matching([](const FileState& f) { return f.anchor_hit; }), vocabulary_);
     analyse_capture_holders();
     int base_rounds = 0;
     for (int round = 0; round < kMaxWideningRounds; ++round) {
-      bool changed = analyse_out_of_line_methods();
+      bool changed = analyse_kv_store_holders();
       // Bases defined in files the prefilter skipped: parse those so inheritance resolves.
       if (base_rounds < kMaxBaseRounds) {
         std::set<std::string> defined, wanted;
@@ -783,15 +771,6 @@ class ProjectRun {
                 if (!simple.empty() && !defined.count(simple)) wanted.insert(std::move(simple));
               }
             }
-        // C++ members and constructions of classes defined elsewhere (`std::shared_ptr<LayerKV> kv_`,
-        // `std::make_shared<LayerKV>(...)`): the K/V store's header may name no anchor.
-        for (const auto& f : files_)
-          if (f.facts && f.facts->language == facts::Language::Cpp) {
-            for (const auto& h : f.facts->hops)
-              if (!defined.count(h.target_class)) wanted.insert(h.target_class);
-            for (const auto& c : f.facts->constructions)
-              if (!defined.count(c.target_class)) wanted.insert(c.target_class);
-          }
         if (!wanted.empty()) {
           // The class-name scan runs only here, for files the prefilter skipped, and at most once each.
           std::vector<std::size_t> unanalysed =
@@ -915,7 +894,7 @@ class ProjectRun {
   const CppFrontEndModule* cpp_module_ = nullptr;
   IncludedFilesCheck* included_files_ = nullptr;
   std::size_t analysis_failures_ = 0;
-  std::set<std::string> out_of_line_searched_;  // needles of analyse_out_of_line_methods already searched
+  std::set<std::string> kv_store_searched_;  // classes analyse_kv_store_holders looked for
   fs::path compile_database_;
   std::uint64_t compile_database_hash_ = 0;
   std::set<std::string> reported_;  // display paths of the reported files
