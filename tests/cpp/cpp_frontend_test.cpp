@@ -394,6 +394,7 @@ EXPORT_API int exported_helper();
 struct Decoder : torch::nn::Module {
   Decoder() { k_cache_ = torch::zeros({4, 1024}); }  // kvlint: ignore[KV101, KV202] legacy
   void step() { k_cache_ = k_cache_.unknown_method(3).index({0}); }
+  void check() { TORCH_CHECK(k_cache_.defined(), "no cache") }
   torch::Tensor k_cache_;
 };
 )cpp";
