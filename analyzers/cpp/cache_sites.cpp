@@ -26,11 +26,22 @@ std::string last_component(std::string_view qualified) {
   return std::string(colon == std::string_view::npos ? qualified : qualified.substr(colon + 2));
 }
 
-bool is_tensor_allocation(const Context& cx, const CallExpr* call) {
-  const std::string name = qualified_callee(cx, call);
+bool is_tensor_allocator(const Context& cx, const std::string& name) {
   if (!name.starts_with("torch::") && !name.starts_with("at::")) return false;
   const auto& allocators = cx.vocabulary.cpp.tensor_allocators;
   return std::find(allocators.begin(), allocators.end(), last_component(name)) != allocators.end();
+}
+
+bool is_tensor_allocation(const Context& cx, const CallExpr* call) {
+  return is_tensor_allocator(cx, qualified_callee(cx, call));
+}
+
+// A method call, also one whose arguments did not compile (its type is then dependent and
+// it is a plain CallExpr on a member: `register_buffer("v_cache", <recovered zeros>)`).
+bool is_method_call(const CallExpr* call) {
+  if (isa<CXXMemberCallExpr>(call)) return true;
+  const Expr* callee = call->getCallee() ? call->getCallee()->IgnoreParenImpCasts() : nullptr;
+  return callee && isa<MemberExpr, UnresolvedMemberExpr, CXXDependentScopeMemberExpr>(callee);
 }
 
 // Where a value ends up: climbs past the nodes that only carry it.
@@ -41,15 +52,22 @@ struct Destination {
   std::string member;  // the member (first attribute after self) it is stored in
 };
 
+// `att_cache_ = std::move(torch::zeros(...))`.
+bool is_std_move(const Stmt* s) {
+  const auto* call = dyn_cast<CallExpr>(s);
+  const FunctionDecl* f = call && call->getNumArgs() == 1 ? call->getDirectCallee() : nullptr;
+  return f && f->getQualifiedNameAsString() == "std::move";
+}
+
 DynTypedNode carrier_parent(const Context& cx, DynTypedNode node, DynTypedNode& child) {
   for (int depth = 0; depth < 32; ++depth) {
     DynTypedNodeList parents = cx.ast.getParents(node);
     if (parents.empty()) return {};
     DynTypedNode parent = parents[0];
     const Stmt* s = parent.get<Stmt>();
-    if (s && (isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, ExprWithCleanups, ParenExpr,
-                  CXXFunctionalCastExpr>(s) ||
-              (isa<CXXConstructExpr>(s) && cast<CXXConstructExpr>(s)->getNumArgs() == 1))) {
+    if (s && (isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, ExprWithCleanups,
+                  ParenExpr, CXXFunctionalCastExpr>(s) ||
+              (isa<CXXConstructExpr>(s) && cast<CXXConstructExpr>(s)->getNumArgs() == 1) || is_std_move(s))) {
       child = parent;
       node = parent;
       continue;
@@ -118,7 +136,7 @@ Destination destination_of(const Context& cx, const Stmt* value) {
     store(assign->getArg(0));
   } else if (isa<ReturnStmt>(p)) {
     out.retention = facts::Retention::Returned;
-  } else if (const auto* member_call = dyn_cast<CXXMemberCallExpr>(p)) {
+  } else if (const auto* member_call = dyn_cast<CallExpr>(p); member_call && is_method_call(member_call)) {
     const std::string callee = callee_of(cx, member_call);
     const std::string method = callee.substr(callee.rfind('.') + 1);
     const std::string receiver = callee.find('.') == std::string::npos ? std::string() : callee.substr(0, callee.rfind('.'));
@@ -126,7 +144,12 @@ Destination destination_of(const Context& cx, const Stmt* value) {
       // `register_buffer("k_cache", torch::zeros(...))`: the buffer's name, or the member it is kept in.
       Destination kept = destination_of(cx, member_call);
       if (!kept.member.empty()) return kept;
-      if (const auto* name = dyn_cast<StringLiteral>(strip(member_call->getArg(0)))) {
+      // The name as a literal, also through the real headers' `std::string` parameter.
+      const StringLiteral* name = nullptr;
+      for_each_stmt(member_call->getArg(0), [&](const Stmt* s) {
+        if (!name) name = dyn_cast<StringLiteral>(s);
+      });
+      if (name) {
         out.retention = facts::Retention::SelfAttribute;
         out.member = name->getString().str();
         out.retained_as = "self." + out.member;
@@ -234,7 +257,7 @@ void extract_member_caches(Context& cx, const CXXRecordDecl& record) {
       continue;
     }
     // `torch::Tensor k_cache_ = torch::zeros(...);`
-    if (const Expr* init = field->getInClassInitializer(); init && is_kv_name(cx.vocabulary, name)) {
+    if (const Expr* init = field->getInClassInitializer(); init && is_kv_member(cx, name)) {
       if (const auto* call = dyn_cast<CallExpr>(strip(init)); call && is_tensor_allocation(cx, call)) {
         Destination where;
         where.retention = facts::Retention::SelfAttribute;
@@ -270,11 +293,27 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
         cx.out.cache_sites.push_back(std::move(site));
         return;
       }
+      if (const std::optional<RecoveredCall> recovered = recovered_call(s);
+          recovered && is_tensor_allocator(cx, qualified_callee(cx, *recovered))) {
+        // An allocation that did not compile against the real headers: still the member's allocation.
+        Destination where = destination(s);
+        if (where.member.empty() || !is_kv_member(cx, where.member)) return;
+        facts::CacheSite site =
+            make_site(cx, &function, s, "Tensor", qualified_callee(cx, *recovered), where);
+        for (unsigned i = 0; i < recovered->args.size(); ++i) {
+          facts::Argument a;
+          a.position = i;
+          a.value = expression_of(cx, recovered->args[i]);
+          site.args.push_back(std::move(a));
+        }
+        cx.out.cache_sites.push_back(std::move(site));
+        return;
+      }
       const auto* call = dyn_cast<CallExpr>(s);
       if (!call) return;
       if (is_tensor_allocation(cx, call)) {
         Destination where = destination(call);
-        if (where.member.empty() || !is_kv_name(cx.vocabulary, where.member)) return;
+        if (where.member.empty() || !is_kv_member(cx, where.member)) return;
         facts::CacheSite site = make_site(cx, &function, call, "Tensor", qualified_callee(cx, call), where);
         add_arguments(cx, call, call->getDirectCallee(), site);
         cx.out.cache_sites.push_back(std::move(site));
@@ -293,8 +332,9 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
         for_each_stmt(arg, [&](const Stmt* a) {
           if (const auto* inner = dyn_cast<CallExpr>(a); inner && is_tensor_allocation(cx, inner)) allocates = true;
         });
-      if (!allocates && !member.empty() && is_kv_name(cx.vocabulary, member) &&
-          (method == "push_back" || method == "emplace_back" || method == "emplace" || method == "try_emplace")) {
+      if (!allocates && !member.empty() && is_kv_member(cx, member) &&
+          (method == "push_back" || method == "emplace_back" || method == "emplace" ||
+           method == "try_emplace")) {
         Destination where;
         where.retention = facts::Retention::SelfContainer;
         where.member = member;
@@ -307,7 +347,7 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
       // `past_keys_ = torch::cat({past_keys_, k}, 2)`.
       if (last_component(qualified_callee(cx, call)) == "cat") {
         Destination where = destination_of(cx, call);
-        if (!where.member.empty() && is_kv_name(cx.vocabulary, where.member))
+        if (!where.member.empty() && is_kv_member(cx, where.member))
           cx.out.cache_sites.push_back(make_site(cx, &function, call, "Tensor", qualified_callee(cx, call), where));
       }
     });

@@ -183,7 +183,7 @@ class FactsConsumer : public ASTConsumer {
     main_file_declarations(ast.getSourceManager(), *ast.getTranslationUnitDecl(), scope);
     ast.setTraversalScope(scope);
     read_suppressions(ast, out_);
-    Context cx{ast, vocabulary_, out_, {}};
+    Context cx{ast, vocabulary_, out_, {}, {}, {}};
     walk_translation_unit(cx);
   }
 

@@ -321,6 +321,9 @@ struct CallFact {
   // conditions the first call runs under (if / else / early return / ternary, innermost
   // first); empty when some call to it runs unconditionally.
   std::vector<Guard> guards;
+  // C++: every call to it that touches a K/V member only reads it (`k_cache_.sum()`,
+  // `torch::matmul(q, k_cache_)`); a read in captured code still keeps the cache resident.
+  bool kv_read_only = false;
 };
 
 struct MethodFact {

@@ -15,7 +15,8 @@ namespace kvlint::facts {
 // 6: specs' unpacked arguments, suppressions' malformed flag.
 // 7: byte positions for fixes (suppression spans, class body end and indent, import point).
 // 8: the file's language.
-inline constexpr int kFactsJsonVersion = 8;
+// 9: calls' kv_read_only.
+inline constexpr int kFactsJsonVersion = 9;
 
 nlohmann::json to_json(const FileFacts& facts);
 // Throws nlohmann::json::exception (or std::invalid_argument for an unknown
