@@ -5,6 +5,8 @@
 // in a step method (`push_back`, `emplace_back`, `torch::cat` into the member); and
 // containers keyed by a request id (`caches_[request_id] = ...`, `try_emplace`).
 #include <clang/AST/ParentMapContext.h>
+#include <clang/Basic/SourceManager.h>
+#include <clang/Lex/Lexer.h>
 
 #include <algorithm>
 
@@ -50,6 +52,7 @@ struct Destination {
   std::string retained_as;
   const Expr* key = nullptr;
   std::string member;  // the member (first attribute after self) it is stored in
+  bool kv = false;     // what it is stored in holds K/V (see holds_kv)
 };
 
 // `att_cache_ = std::move(torch::zeros(...))`.
@@ -57,6 +60,73 @@ bool is_std_move(const Stmt* s) {
   const auto* call = dyn_cast<CallExpr>(s);
   const FunctionDecl* f = call && call->getNumArgs() == 1 ? call->getDirectCallee() : nullptr;
   return f && f->getQualifiedNameAsString() == "std::move";
+}
+
+// The member a value written to `target` lands in holds K/V: the member written
+// (`kv_cache_[id].key_cache`, `kv_->keys`), else the container or member of `this` reached.
+bool stores_kv(const Context& cx, const Expr* target, const std::string& dotted_target) {
+  target = strip(target);
+  // A member of `this` that only holds what it was handed (the engine's pool) is not the class's.
+  const FieldDecl* root = self_member(target);
+  if (root && cx.borrowed_members.count(root->getNameAsString())) return false;
+  if (const auto* m = dyn_cast<MemberExpr>(target))
+    if (const auto* field = dyn_cast<FieldDecl>(m->getMemberDecl())) return holds_kv(cx, field);
+  if (root) return holds_kv(cx, root);
+  // Degraded mode may leave the member unresolved: its spelling (or its use) decides.
+  const std::string last = dotted_target.substr(dotted_target.rfind('.') + 1);
+  return !last.empty() && is_kv_member(cx, last);
+}
+
+// The key of the container element `target` is, or is a member of: `kv_cache_[id]`,
+// `kv_cache_[id].key_cache`, `kv_cache_.at(id).key_cache`; null otherwise.
+const Expr* element_key(const Expr* target) {
+  for (const Expr* e = strip(target); e; e = strip(e)) {
+    if (const auto* op = dyn_cast<CXXOperatorCallExpr>(e)) {
+      if (op->getOperator() == OO_Subscript && op->getNumArgs() == 2) return op->getArg(1);
+      if (op->getOperator() == OO_Arrow && op->getNumArgs() >= 1) {
+        e = op->getArg(0);
+        continue;
+      }
+      return nullptr;
+    }
+    if (const auto* sub = dyn_cast<ArraySubscriptExpr>(e)) return sub->getIdx();
+    if (const auto* call = dyn_cast<CXXMemberCallExpr>(e)) {
+      const CXXMethodDecl* method = call->getMethodDecl();
+      if (method && method->getIdentifier() && method->getName() == "at" && call->getNumArgs() == 1)
+        return call->getArg(0);
+      return nullptr;
+    }
+    if (const auto* m = dyn_cast<MemberExpr>(e)) {
+      e = m->getBase();
+      continue;
+    }
+    return nullptr;
+  }
+  return nullptr;
+}
+
+// A member whose type is a map (`std::unordered_map<std::string, LayerKV>`), through pointers.
+bool is_map_member(const FieldDecl* field) {
+  if (!field) return false;
+  QualType type = field->getType().getNonReferenceType();
+  while (type->isPointerType()) type = type->getPointeeType();
+  const CXXRecordDecl* record = type->getAsCXXRecordDecl();
+  if (!record)
+    if (const auto* spec = type->getAs<TemplateSpecializationType>())
+      if (const auto* t = spec->getTemplateName().getAsTemplateDecl())
+        record = dyn_cast_or_null<CXXRecordDecl>(t->getTemplatedDecl());
+  if (!record || !record->getIdentifier()) return false;
+  const std::string name = record->getName().lower();
+  return name.find("map") != std::string::npos || name.find("dict") != std::string::npos;
+}
+
+bool is_container_insert(std::string_view method) {
+  return method == "push_back" || method == "emplace_back" || method == "push_front" || method == "emplace" ||
+         method == "try_emplace" || method == "insert" || method == "insert_or_assign";
+}
+
+bool is_keyed_insert(std::string_view method) {
+  return method == "emplace" || method == "try_emplace" || method == "insert" || method == "insert_or_assign";
 }
 
 DynTypedNode carrier_parent(const Context& cx, DynTypedNode node, DynTypedNode& child) {
@@ -91,14 +161,8 @@ Destination destination_of(const Context& cx, const Stmt* value) {
   const Stmt* child_stmt = child.get<Stmt>();
   auto store = [&](const Expr* target) {
     target = strip(target);
-    const Expr* key = nullptr;
-    if (const auto* op = dyn_cast<CXXOperatorCallExpr>(target); op && op->getOperator() == OO_Subscript) {
-      key = op->getArg(1);
-      target = op->getArg(0);
-    } else if (const auto* sub = dyn_cast<ArraySubscriptExpr>(target)) {
-      key = sub->getIdx();
-      target = sub->getBase();
-    }
+    // `kv_cache_[id] = ...`, `kv_cache_[id].key_cache = ...`: an element of a container kept per key.
+    const Expr* key = element_key(target);
     const std::string d = dotted(cx, target);
     out.member = member_of(d);
     if (out.member.empty()) {
@@ -106,14 +170,17 @@ Destination destination_of(const Context& cx, const Stmt* value) {
       return;
     }
     out.retention = key ? facts::Retention::SelfContainer : facts::Retention::SelfAttribute;
-    out.retained_as = d;
+    // Kept per key in the container (`kv_cache_`), also when a member of the element is written.
+    out.retained_as = key ? "self." + out.member : d;
     out.key = key;
+    out.kv = stores_kv(cx, target, d);
   };
   if (const auto* init = parent.get<CXXCtorInitializer>()) {
     if (init->getMember()) {
       out.retention = facts::Retention::SelfAttribute;
       out.member = init->getMember()->getNameAsString();
       out.retained_as = "self." + out.member;
+      out.kv = holds_kv(cx, init->getMember());
     }
     return out;
   }
@@ -121,6 +188,7 @@ Destination destination_of(const Context& cx, const Stmt* value) {
     out.retention = facts::Retention::SelfAttribute;
     out.member = field->getNameAsString();
     out.retained_as = "self." + out.member;
+    out.kv = holds_kv(cx, field);
     return out;
   }
   if (const auto* var = parent.get<VarDecl>()) {
@@ -129,17 +197,20 @@ Destination destination_of(const Context& cx, const Stmt* value) {
   }
   const Stmt* p = parent.get<Stmt>();
   if (!p) return out;
-  if (const auto* op = dyn_cast<BinaryOperator>(p); op && op->getOpcode() == BO_Assign && op->getRHS() == child_stmt) {
+  if (const auto* op = dyn_cast<BinaryOperator>(p);
+      op && op->getOpcode() == BO_Assign && op->getRHS() == child_stmt) {
     store(op->getLHS());
   } else if (const auto* assign = dyn_cast<CXXOperatorCallExpr>(p);
-             assign && assign->getOperator() == OO_Equal && assign->getNumArgs() == 2 && assign->getArg(1) == child_stmt) {
+             assign && assign->getOperator() == OO_Equal && assign->getNumArgs() == 2 &&
+             assign->getArg(1) == child_stmt) {
     store(assign->getArg(0));
   } else if (isa<ReturnStmt>(p)) {
     out.retention = facts::Retention::Returned;
   } else if (const auto* member_call = dyn_cast<CallExpr>(p); member_call && is_method_call(member_call)) {
     const std::string callee = callee_of(cx, member_call);
     const std::string method = callee.substr(callee.rfind('.') + 1);
-    const std::string receiver = callee.find('.') == std::string::npos ? std::string() : callee.substr(0, callee.rfind('.'));
+    const std::string receiver =
+        callee.find('.') == std::string::npos ? std::string() : callee.substr(0, callee.rfind('.'));
     if (method == "register_buffer" && member_call->getNumArgs() >= 1) {
       // `register_buffer("k_cache", torch::zeros(...))`: the buffer's name, or the member it is kept in.
       Destination kept = destination_of(cx, member_call);
@@ -153,17 +224,20 @@ Destination destination_of(const Context& cx, const Stmt* value) {
         out.retention = facts::Retention::SelfAttribute;
         out.member = name->getString().str();
         out.retained_as = "self." + out.member;
+        out.kv = is_kv_member(cx, out.member);
       }
       return out;
     }
     const std::string member = member_of(receiver);
-    if (!member.empty() && (method == "push_back" || method == "emplace_back" || method == "push_front" ||
-                            method == "emplace" || method == "try_emplace" || method == "insert")) {
+    if (!member.empty() && is_container_insert(method)) {
       out.retention = facts::Retention::SelfContainer;
       out.member = member;
       out.retained_as = receiver;
-      if ((method == "emplace" || method == "try_emplace" || method == "insert") && member_call->getNumArgs() >= 2 &&
-          member_call->getArg(0) != child_stmt)
+      // A call Clang could not resolve (dependent, recovered) has no object argument: the name decides.
+      const auto* resolved = dyn_cast<CXXMemberCallExpr>(member_call);
+      out.kv = resolved ? stores_kv(cx, resolved->getImplicitObjectArgument(), receiver)
+                        : is_kv_member(cx, member);
+      if (is_keyed_insert(method) && member_call->getNumArgs() >= 2 && member_call->getArg(0) != child_stmt)
         out.key = member_call->getArg(0);
       return out;
     }
@@ -193,7 +267,8 @@ facts::CacheSite make_site(Context& cx, const FunctionDecl* function, const Stmt
   return site;
 }
 
-void add_arguments(const Context& cx, const CallExpr* call, const FunctionDecl* callee, facts::CacheSite& site) {
+void add_arguments(const Context& cx, const CallExpr* call, const FunctionDecl* callee,
+                   facts::CacheSite& site) {
   for (unsigned i = 0; i < call->getNumArgs(); ++i) {
     facts::Argument a;
     a.position = i;
@@ -216,7 +291,8 @@ void add_arguments(const Context& cx, const CXXConstructExpr* construct, facts::
 }
 
 // A cache-class instance built at `s`, with the class's simple name.
-const CXXRecordDecl* cache_class_built(const Context& cx, const Stmt* s, const CXXConstructExpr** construct_out) {
+const CXXRecordDecl* cache_class_built(const Context& cx, const Stmt* s,
+                                       const CXXConstructExpr** construct_out) {
   const CXXRecordDecl* built = nullptr;
   if (const auto* construct = dyn_cast<CXXConstructExpr>(s)) {
     if (construct->getConstructor() && construct->getConstructor()->isCopyOrMoveConstructor()) return nullptr;
@@ -235,7 +311,85 @@ const CXXRecordDecl* cache_class_built(const Context& cx, const Stmt* s, const C
   return built;
 }
 
+// Degraded mode (and a file with errors) can drop a statement Clang could not type:
+// `auto k = x.unsqueeze(2);` with `unsqueeze` unknown makes `k` invalid, and
+// `past_keys_ = torch::cat({past_keys_, k}, 2);` is then missing from the AST. The assignments of
+// a tensor allocation or concatenation to a K/V member are read from the tokens of such a body,
+// so both modes see the same growth (sites the AST gave are not repeated).
+void recover_dropped_assignments(Context& cx, const FunctionDecl& function) {
+  if (!cx.ast.getDiagnostics().hasErrorOccurred()) return;
+  const CXXRecordDecl* owner = owner_of(&function);
+  const Stmt* body = function.getBody();
+  if (!owner || !owner->getDefinition() || !body) return;
+  const SourceManager& sm = cx.ast.getSourceManager();
+  const SourceLocation begin = sm.getExpansionLoc(body->getBeginLoc());
+  const SourceLocation end = sm.getExpansionLoc(body->getEndLoc());
+  if (!sm.isWrittenInMainFile(begin) || sm.getFileID(begin) != sm.getFileID(end)) return;
+  const FileID file = sm.getFileID(begin);
+  const StringRef buffer = sm.getBufferData(file);
+  const unsigned end_offset = sm.getFileOffset(end);
+  Lexer lexer(sm.getLocForStartOfFile(file), cx.ast.getLangOpts(), buffer.begin(),
+              buffer.begin() + sm.getFileOffset(begin), buffer.end());
+  std::vector<Token> tokens;
+  for (Token t;;) {
+    const bool at_end = lexer.LexFromRawLexer(t);
+    if (t.is(tok::eof) || sm.getFileOffset(t.getLocation()) > end_offset) break;
+    tokens.push_back(t);
+    if (at_end) break;
+  }
+  auto identifier = [&](std::size_t i) -> std::string {
+    return i < tokens.size() && tokens[i].is(tok::raw_identifier) ? tokens[i].getRawIdentifier().str()
+                                                                  : std::string();
+  };
+  const auto& allocators = cx.vocabulary.cpp.tensor_allocators;
+  for (std::size_t i = 1; i + 5 < tokens.size(); ++i) {
+    // [this ->] member = (torch|at) :: name (
+    const std::string member = identifier(i);
+    if (member.empty() || !tokens[i + 1].is(tok::equal)) continue;
+    const Token& before = tokens[i - 1];
+    const bool through_this = before.is(tok::arrow) && i >= 2 && identifier(i - 2) == "this";
+    if (!through_this && !before.isOneOf(tok::semi, tok::l_brace, tok::r_brace, tok::r_paren)) continue;
+    const std::string ns = identifier(i + 2);
+    const std::string name = identifier(i + 4);
+    if ((ns != "torch" && ns != "at") || !tokens[i + 3].is(tok::coloncolon) ||
+        !tokens[i + 5].is(tok::l_paren))
+      continue;
+    if (name != "cat" && std::find(allocators.begin(), allocators.end(), name) == allocators.end()) continue;
+    if (!is_kv_member(cx, member, owner)) continue;
+    const std::string retained = "self." + member;
+    const facts::Location loc =
+        location_of(cx, SourceRange(tokens[i + 2].getLocation(), tokens[i + 5].getLocation()));
+    const std::string method = method_name(&function);
+    const bool seen =
+        std::any_of(cx.out.cache_sites.begin(), cx.out.cache_sites.end(), [&](const facts::CacheSite& c) {
+          return c.method == method && c.owner_class == owner->getNameAsString() && c.loc.line == loc.line &&
+                 c.retained_as == retained;
+        });
+    if (seen) continue;
+    facts::CacheSite site;
+    site.cache_class = "Tensor";
+    site.written = ns + "::" + name;
+    site.owner_class = owner->getNameAsString();
+    site.method = method;
+    site.loc = loc;
+    site.retention = facts::Retention::SelfAttribute;
+    site.retained_as = retained;
+    const unsigned at = sm.getFileOffset(tokens[i + 2].getLocation());
+    site.inside_graph_capture = std::any_of(
+        cx.captures.begin(), cx.captures.end(),
+        [&](const CaptureRegion& r) { return r.function == &function && at > r.begin && at < r.end; });
+    cx.out.cache_sites.push_back(std::move(site));
+  }
+}
+
 }  // namespace
+
+bool allocates_kv(const Context& cx, const CallExpr* call) {
+  if (!is_tensor_allocation(cx, call)) return false;
+  const Destination where = destination_of(cx, call);
+  if (!where.member.empty()) return where.kv;
+  return where.retention == facts::Retention::Local && is_kv_name(cx.vocabulary, where.retained_as);
+}
 
 void extract_member_caches(Context& cx, const CXXRecordDecl& record) {
   for (const FieldDecl* field : record.fields()) {
@@ -246,18 +400,18 @@ void extract_member_caches(Context& cx, const CXXRecordDecl& record) {
       Destination where;
       where.retention = facts::Retention::SelfAttribute;
       where.retained_as = "self." + name;
-      facts::CacheSite site = make_site(cx, nullptr, nullptr, type->getNameAsString(), text_of(cx, field->getTypeSpecStartLoc()), where);
+      facts::CacheSite site = make_site(cx, nullptr, nullptr, type->getNameAsString(),
+                                        text_of(cx, field->getTypeSpecStartLoc()), where);
       site.owner_class = record.getNameAsString();
       site.loc = location_of(cx, field->getSourceRange());
-      if (const auto* init = dyn_cast_or_null<CXXConstructExpr>(field->getInClassInitializer()
-                                                                     ? strip(field->getInClassInitializer())
-                                                                     : nullptr))
+      if (const auto* init = dyn_cast_or_null<CXXConstructExpr>(
+              field->getInClassInitializer() ? strip(field->getInClassInitializer()) : nullptr))
         add_arguments(cx, init, site);
       cx.out.cache_sites.push_back(std::move(site));
       continue;
     }
     // `torch::Tensor k_cache_ = torch::zeros(...);`
-    if (const Expr* init = field->getInClassInitializer(); init && is_kv_member(cx, name)) {
+    if (const Expr* init = field->getInClassInitializer(); init && holds_kv(cx, field)) {
       if (const auto* call = dyn_cast<CallExpr>(strip(init)); call && is_tensor_allocation(cx, call)) {
         Destination where;
         where.retention = facts::Retention::SelfAttribute;
@@ -281,15 +435,56 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
   auto destination = [&](const Stmt* s) {
     return s == initializer_value ? initializer_member : destination_of(cx, s);
   };
+  // `kv_cache_[id] = std::move(stream)`, `kv_cache_[id].key_cache = k`: a map of K/V gains an
+  // entry per key (an allocation stored that way is its own site).
+  auto keyed_growth = [&](const Stmt* s) -> bool {
+    const Expr* lhs = nullptr;
+    const Expr* rhs = nullptr;
+    if (const auto* op = dyn_cast<BinaryOperator>(s); op && op->getOpcode() == BO_Assign) {
+      lhs = op->getLHS();
+      rhs = op->getRHS();
+    } else if (const auto* call = dyn_cast<CXXOperatorCallExpr>(s);
+               call && call->getOperator() == OO_Equal && call->getNumArgs() == 2) {
+      lhs = call->getArg(0);
+      rhs = call->getArg(1);
+    }
+    if (!lhs) return false;
+    const Expr* key = element_key(lhs);
+    const FieldDecl* container = self_member(lhs);
+    if (!key || !is_map_member(container)) return false;
+    const std::string d = dotted(cx, lhs);
+    if (!stores_kv(cx, lhs, d)) return false;
+    bool allocates = false;
+    for_each_stmt(rhs, [&](const Stmt* a) {
+      const CXXConstructExpr* ignored = nullptr;
+      if (cache_class_built(cx, a, &ignored)) allocates = true;
+      if (const auto* inner = dyn_cast<CallExpr>(a);
+          inner && (is_tensor_allocation(cx, inner) || last_component(qualified_callee(cx, inner)) == "cat"))
+        allocates = true;
+    });
+    if (allocates) return false;
+    Destination where;
+    where.retention = facts::Retention::SelfContainer;
+    where.member = container->getNameAsString();
+    where.retained_as = "self." + where.member;
+    where.key = key;
+    where.kv = true;
+    cx.out.cache_sites.push_back(make_site(cx, &function, s, "Tensor", "operator[]", where));
+    return true;
+  };
   auto scan = [&](const Stmt* root) {
     for_each_stmt(root, [&](const Stmt* s) {
+      if (!constructor && keyed_growth(s)) return;
       const CXXConstructExpr* construct = nullptr;
       if (const CXXRecordDecl* built = cache_class_built(cx, s, &construct)) {
-        facts::CacheSite site = make_site(cx, &function, s, built->getNameAsString(),
-                                          text_of(cx, s->getSourceRange()).substr(0, text_of(cx, s->getSourceRange()).find('(')),
-                                          destination(s));
-        if (construct) add_arguments(cx, construct, site);
-        else if (const auto* call = dyn_cast<CallExpr>(s)) add_arguments(cx, call, nullptr, site);
+        facts::CacheSite site =
+            make_site(cx, &function, s, built->getNameAsString(),
+                      text_of(cx, s->getSourceRange()).substr(0, text_of(cx, s->getSourceRange()).find('(')),
+                      destination(s));
+        if (construct)
+          add_arguments(cx, construct, site);
+        else if (const auto* call = dyn_cast<CallExpr>(s))
+          add_arguments(cx, call, nullptr, site);
         cx.out.cache_sites.push_back(std::move(site));
         return;
       }
@@ -297,7 +492,7 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
           recovered && is_tensor_allocator(cx, qualified_callee(cx, *recovered))) {
         // An allocation that did not compile against the real headers: still the member's allocation.
         Destination where = destination(s);
-        if (where.member.empty() || !is_kv_member(cx, where.member)) return;
+        if (where.member.empty() || !where.kv) return;
         facts::CacheSite site =
             make_site(cx, &function, s, "Tensor", qualified_callee(cx, *recovered), where);
         for (unsigned i = 0; i < recovered->args.size(); ++i) {
@@ -313,7 +508,7 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
       if (!call) return;
       if (is_tensor_allocation(cx, call)) {
         Destination where = destination(call);
-        if (where.member.empty() || !is_kv_member(cx, where.member)) return;
+        if (where.member.empty() || !where.kv) return;
         facts::CacheSite site = make_site(cx, &function, call, "Tensor", qualified_callee(cx, call), where);
         add_arguments(cx, call, call->getDirectCallee(), site);
         cx.out.cache_sites.push_back(std::move(site));
@@ -330,16 +525,22 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
       bool allocates = false;
       for (const Expr* arg : call->arguments())
         for_each_stmt(arg, [&](const Stmt* a) {
-          if (const auto* inner = dyn_cast<CallExpr>(a); inner && is_tensor_allocation(cx, inner)) allocates = true;
+          if (const auto* inner = dyn_cast<CallExpr>(a); inner && is_tensor_allocation(cx, inner))
+            allocates = true;
         });
-      if (!allocates && !member.empty() && is_kv_member(cx, member) &&
-          (method == "push_back" || method == "emplace_back" || method == "emplace" ||
-           method == "try_emplace")) {
+      const auto* member_call = dyn_cast<CXXMemberCallExpr>(call);
+      const bool holds =
+          !member.empty() &&
+          (member_call ? stores_kv(cx, member_call->getImplicitObjectArgument(), callee.substr(0, dot))
+                       : is_kv_member(cx, member));
+      if (!allocates && holds && is_container_insert(method) && method != "push_front" &&
+          method != "insert") {
         Destination where;
         where.retention = facts::Retention::SelfContainer;
         where.member = member;
         where.retained_as = callee.substr(0, dot);
-        if ((method == "emplace" || method == "try_emplace") && call->getNumArgs() >= 1) where.key = call->getArg(0);
+        where.kv = true;
+        if (is_keyed_insert(method) && call->getNumArgs() >= 1) where.key = call->getArg(0);
         facts::CacheSite site = make_site(cx, &function, call, "Tensor", method, where);
         cx.out.cache_sites.push_back(std::move(site));
         return;
@@ -347,8 +548,9 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
       // `past_keys_ = torch::cat({past_keys_, k}, 2)`.
       if (last_component(qualified_callee(cx, call)) == "cat") {
         Destination where = destination_of(cx, call);
-        if (!where.member.empty() && is_kv_member(cx, where.member))
-          cx.out.cache_sites.push_back(make_site(cx, &function, call, "Tensor", qualified_callee(cx, call), where));
+        if (!where.member.empty() && where.kv)
+          cx.out.cache_sites.push_back(
+              make_site(cx, &function, call, "Tensor", qualified_callee(cx, call), where));
       }
     });
   };
@@ -362,10 +564,12 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
         initializer_member.retention = facts::Retention::SelfAttribute;
         initializer_member.member = init->getMember()->getNameAsString();
         initializer_member.retained_as = "self." + initializer_member.member;
+        initializer_member.kv = holds_kv(cx, init->getMember());
       }
       scan(init->getInit());
       initializer_value = nullptr;
     }
+  recover_dropped_assignments(cx, function);
 }
 
 }  // namespace kvlint::cpp

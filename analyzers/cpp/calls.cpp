@@ -81,15 +81,27 @@ KvAccess access_of(const Context& cx, const std::string& callee, const std::stri
                    const std::vector<const Expr*>& args, const Expr* node, bool tensor_method) {
   // `self.k_cache_.copy_` writes; `self.k_cache_.sum` only reads, unless what it returns is
   // written in place (`k_cache_.narrow(1, pos, 1).copy_(k)`).
-  if (const auto dot = callee.rfind('.'); dot != std::string::npos && names_kv_member(cx, callee.substr(0, dot)))
+  if (const auto dot = callee.rfind('.');
+      dot != std::string::npos && names_kv_member(cx, callee.substr(0, dot)))
     return in_place(callee.substr(dot + 1)) || value_is_written(cx, node) ? KvAccess::Writes
                                                                           : KvAccess::Reads;
+  // Through a member holding a K/V store: `kv_->keys.narrow(...)`, `kv_cache_[id].update(k, v)`;
+  // a tensor's method as above, the model's own store's method may write it.
+  if (const auto* member_call = dyn_cast_or_null<CXXMemberCallExpr>(node);
+      member_call && holds_kv(cx, self_member(member_call->getImplicitObjectArgument()))) {
+    const std::string method = callee.substr(callee.rfind('.') + 1);
+    return !tensor_method || in_place(method) || value_is_written(cx, node) ? KvAccess::Writes
+                                                                            : KvAccess::Reads;
+  }
+  // Captured code that allocates K/V (`auto past_k = torch::zeros(...)`): it lives in the graph pool.
+  if (const auto* call = dyn_cast_or_null<CallExpr>(node); call && allocates_kv(cx, call))
+    return KvAccess::Writes;
   bool found = false;
   for (const Expr* arg : args)
     for_each_stmt(arg, [&](const Stmt* s) {
       if (found) return;
       if (const auto* e = dyn_cast<Expr>(s); e && isa<MemberExpr, CXXDependentScopeMemberExpr>(e))
-        found = names_kv_member(cx, dotted(cx, e));
+        found = names_kv_member(cx, dotted(cx, e)) || holds_kv(cx, self_member(e));
     });
   if (!found) return KvAccess::None;
   // Handed to a LibTorch function that does not write its arguments (`torch::matmul(q, k_cache_)`)
@@ -147,9 +159,11 @@ facts::MethodFact method_fact(Context& cx, const FunctionDecl& function) {
     if (callee.empty()) return;
     const KvAccess access = call ? kv_access(cx, call) : kv_access(cx, *recovered, cast<Expr>(s));
     const bool kv = access != KvAccess::None;
-    auto it = std::find_if(m.calls.begin(), m.calls.end(), [&](const facts::CallFact& c) { return c.callee == callee; });
+    auto it = std::find_if(m.calls.begin(), m.calls.end(),
+                           [&](const facts::CallFact& c) { return c.callee == callee; });
     std::vector<facts::Guard> guards;
-    const bool into_object = std::count(callee.begin(), callee.end(), '.') >= 2 || !callee.starts_with("self.");
+    const bool into_object =
+        std::count(callee.begin(), callee.end(), '.') >= 2 || !callee.starts_with("self.");
     if (into_object) guards = guards_of(cx, s, function);
     if (it == m.calls.end()) {
       facts::CallFact c;

@@ -82,7 +82,9 @@ void extract_captures(Context& cx, const FunctionDecl& function) {
     site.owner_class = owner ? owner->getNameAsString() : std::string();
     site.method = method_name(&function);
     site.loc = location_of(cx, begin.call->getSourceRange());
-    site.written = callee_of(cx, begin.call);
+    // As written: `graphs_[bs].capture_begin`, `by_size_[n]->capture_begin`, `tier.graph.capture_begin`.
+    site.written = text_of(cx, strip(begin.call->getCallee())->getSourceRange());
+    if (site.written.empty() || site.written.size() > 80) site.written = callee_of(cx, begin.call);
     if (site.written.empty()) site.written = qualified_callee(cx, begin.call);
     site.guards = guards_of(cx, begin.call, function);
     for (const CallExpr* call : calls) {

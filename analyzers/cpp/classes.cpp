@@ -56,18 +56,35 @@ const CXXRecordDecl* constructed_class(const Stmt* s, const FunctionDecl** facto
   return nullptr;
 }
 
-}  // namespace
-
-void extract_class(Context& cx, const CXXRecordDecl& record) {
-  facts::ClassFact cls;
-  cls.name = record.getNameAsString();
-  cls.loc = location_of(cx, record.getLocation());
+std::vector<facts::BaseClass> bases_of(const Context& cx, const CXXRecordDecl& record) {
+  std::vector<facts::BaseClass> out;
   for (const CXXBaseSpecifier& base : record.bases()) {
     facts::BaseClass b;
     b.written = text_of(cx, base.getTypeSourceInfo()->getTypeLoc().getSourceRange());
     b.resolved = resolved_base(cx, base);
-    cls.bases.push_back(std::move(b));
+    out.push_back(std::move(b));
   }
+  return out;
+}
+
+}  // namespace
+
+facts::ClassFact out_of_line_class(Context& cx, const CXXRecordDecl& definition, const FunctionDecl& first) {
+  facts::ClassFact cls;
+  cls.name = definition.getNameAsString();
+  cls.qualified_name = qualified_name(definition);
+  cls.out_of_line = true;
+  cls.loc = location_of(cx, first.getLocation());
+  if (definition.hasDefinition()) cls.bases = bases_of(cx, definition);
+  return cls;
+}
+
+void extract_class(Context& cx, const CXXRecordDecl& record) {
+  facts::ClassFact cls;
+  cls.name = record.getNameAsString();
+  cls.qualified_name = qualified_name(record);
+  cls.loc = location_of(cx, record.getLocation());
+  cls.bases = bases_of(cx, record);
   cx.out.classes.push_back(std::move(cls));
   // Members holding model classes: the ownership the collector walks.
   for (const FieldDecl* field : record.fields()) {

@@ -9,9 +9,12 @@
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/DeclCXX.h>
 #include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/DiagnosticLex.h>
+#include <clang/Basic/DiagnosticParse.h>
 #include <clang/Basic/FileManager.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/FrontendAction.h>
+#include <clang/Lex/HeaderSearch.h>
 #include <clang/Lex/Lexer.h>
 #include <clang/Lex/PPCallbacks.h>
 #include <clang/Lex/Preprocessor.h>
@@ -19,13 +22,18 @@
 #include <clang/Tooling/CompilationDatabase.h>
 #include <clang/Tooling/JSONCompilationDatabase.h>
 #include <clang/Tooling/Tooling.h>
+#include <llvm/Support/CrashRecoveryContext.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/VirtualFileSystem.h>
+#include <signal.h>
+#include <xxhash.h>
 
 #include <array>
 #include <mutex>
 #include <optional>
+#include <set>
 
+#include "analyzers/cpp/compile_flags.hpp"
 #include "analyzers/cpp/degraded_headers.hpp"
 #include "analyzers/cpp/walker.hpp"
 #include "analyzers/facts/suppression_comment.hpp"
@@ -41,13 +49,180 @@ namespace {
 // file manager never sees a cached miss for a path that appears later).
 constexpr std::string_view kMissingHeaderRoot = "/__kvlint_missing_headers__";
 constexpr std::size_t kMaxMissingListed = 5;
+// Where missing headers were looked for, at most (more: the result is not cached).
+constexpr std::size_t kMaxAbsentPaths = 1024;
+
+// Clang's parser recurses once per prefix operator (`~~~~1`, `!!!!x`, `- - -x`): some thousands
+// in a row overflow an ordinary thread's stack and kill the process (stock `clang++ -fsyntax-only`
+// too). Each compile runs under crash recovery on a thread of its own with this much stack
+// (reserved, touched only as used); a deeper one (through macros, say) overflows it, and the
+// recovery handler, run on an alternate signal stack, fails that file alone. A main file with a
+// longer run of prefix operators than kMaxPrefixOperatorRun is not parsed at all.
+constexpr unsigned kCompileStackBytes = 256u << 20;
+constexpr std::size_t kAlternateSignalStackBytes = 256u << 10;
+constexpr std::size_t kMaxPrefixOperatorRun = 50'000;
+
+// The crash recovery handlers (llvm::CrashRecoveryContext::Enable) run on the alternate signal
+// stack of the thread that faults, where it has one: only the compile threads do. Without that,
+// a stack overflow re-faults in its own handler and kills the process.
+void run_crash_handlers_on_alternate_stacks() {
+  for (const int signal : {SIGSEGV, SIGBUS}) {
+    struct sigaction action {};
+    if (::sigaction(signal, nullptr, &action) != 0 || (action.sa_flags & SA_ONSTACK)) continue;
+    action.sa_flags |= SA_ONSTACK;
+    ::sigaction(signal, &action, nullptr);
+  }
+}
+
+// This thread's alternate signal stack while it lives (the memory is the caller's).
+class AlternateSignalStack {
+ public:
+  explicit AlternateSignalStack(std::vector<char>& memory) {
+    stack_t stack{};
+    stack.ss_sp = memory.data();
+    stack.ss_size = memory.size();
+    installed_ = ::sigaltstack(&stack, &previous_) == 0;
+  }
+  ~AlternateSignalStack() {
+    if (installed_) ::sigaltstack(&previous_, nullptr);
+  }
+  AlternateSignalStack(const AlternateSignalStack&) = delete;
+  AlternateSignalStack& operator=(const AlternateSignalStack&) = delete;
+
+ private:
+  stack_t previous_{};
+  bool installed_ = false;
+};
 
 struct RunState {
   llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> memory;
   std::vector<std::string> missing;
   std::size_t errors = 0;
   std::string first_error;
+  // For messages: the analysed file's absolute and displayed paths, the command's directory.
+  fs::path main_absolute;
+  std::string main_display;
+  fs::path directory;
+  // What the result depends on (facts::CppAnalysis).
+  std::vector<facts::IncludedFile> included;
+  std::vector<std::string> absent;
+  bool dependencies_known = false;
+  bool walked = false;  // the AST was built and walked: something was analysed
+  // Syntax errors of the file itself (see ErrorCollector), which degraded mode must not hide.
+  std::size_t syntax_errors = 0;
+  std::string first_syntax_error;
+  std::set<unsigned> lines_with_errors;  // lines of the main file an error was reported on
 };
+
+// `file` as the report shows paths: the analysed file by its displayed path, a file beside it
+// relative to the same place, anything else absolute.
+std::string shown_path(const RunState& state, std::string_view file) {
+  fs::path p(file);
+  if (p.is_relative() && !state.directory.empty()) p = state.directory / p;
+  p = p.lexically_normal();
+  if (p == state.main_absolute) return state.main_display;
+  const fs::path relative = p.lexically_relative(state.main_absolute.parent_path());
+  if (relative.empty()) return p.string();
+  const fs::path shown = (fs::path(state.main_display).parent_path() / relative).lexically_normal();
+  if (shown.empty() || (shown.is_relative() && *shown.begin() == "..")) return p.string();
+  return shown.string();
+}
+
+// The longest run of prefix-operator characters in `source` outside comments and literals
+// (whitespace and `(` do not end a run): how deep Clang's parser will recurse on it, at least.
+std::size_t longest_prefix_operator_run(std::string_view source) {
+  std::size_t longest = 0, run = 0;
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    const char c = source[i];
+    if (c == '/' && i + 1 < source.size() && (source[i + 1] == '/' || source[i + 1] == '*')) {
+      const bool line = source[i + 1] == '/';
+      const std::size_t end = source.find(line ? "\n" : "*/", i + 2);
+      if (end == std::string_view::npos) break;
+      i = end + (line ? 0 : 1);
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      std::size_t j = i + 1;
+      while (j < source.size() && source[j] != c && source[j] != '\n') j += source[j] == '\\' ? 2 : 1;
+      i = j;
+      run = 0;
+      continue;
+    }
+    if (c == '~' || c == '!' || c == '-' || c == '+' || c == '*' || c == '&' || c == '(') {
+      longest = std::max(longest, ++run);
+    } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+      run = 0;
+    }
+  }
+  return longest;
+}
+
+// A physical file system that serves regular files and directories only: an `#include` of a
+// FIFO, `/dev/stdin` or a device would block the compile forever (or read without end). Such
+// an include is not found, and degraded mode takes its place.
+class RegularFilesOnly : public llvm::vfs::ProxyFileSystem {
+ public:
+  using ProxyFileSystem::ProxyFileSystem;
+  llvm::ErrorOr<llvm::vfs::Status> status(const Twine& path) override {
+    llvm::ErrorOr<llvm::vfs::Status> found = ProxyFileSystem::status(path);
+    if (found && found->getType() != llvm::sys::fs::file_type::regular_file &&
+        found->getType() != llvm::sys::fs::file_type::directory_file)
+      return std::make_error_code(std::errc::no_such_file_or_directory);
+    return found;
+  }
+  llvm::ErrorOr<std::unique_ptr<llvm::vfs::File>> openFileForRead(const Twine& path) override {
+    llvm::ErrorOr<llvm::vfs::Status> found = status(path);
+    if (!found) return found.getError();
+    if (found->getType() != llvm::sys::fs::file_type::regular_file)
+      return std::make_error_code(std::errc::is_a_directory);
+    return ProxyFileSystem::openFileForRead(path);
+  }
+};
+
+// The project headers the translation unit read (user headers: not found in a system
+// directory), with the hashes of their bytes, and every path a missing header was looked
+// for at: the directories searched and those of the files that include.
+void record_dependencies(const SourceManager& sm, HeaderSearch& headers, RunState& state) {
+  state.dependencies_known = true;
+  std::set<std::string> including_dirs{state.main_absolute.parent_path().string()};
+  auto absolute = [&](StringRef name) {
+    fs::path p(name.str());
+    if (p.is_relative() && !state.directory.empty()) p = state.directory / p;
+    return p.lexically_normal();
+  };
+  for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {
+    const FileEntry* entry = it->first;
+    if (!entry) continue;
+    const fs::path path = absolute(entry->getName());
+    if (path == state.main_absolute || path.string().starts_with(kMissingHeaderRoot)) continue;
+    const HeaderFileInfo* info = headers.getExistingFileInfo(entry, /*WantExternal=*/false);
+    if (info && info->DirInfo != SrcMgr::C_User) continue;
+    const llvm::Optional<StringRef> bytes = it->second ? it->second->getBufferDataIfLoaded() : llvm::None;
+    if (!bytes) {
+      state.dependencies_known = false;
+      continue;
+    }
+    state.included.push_back({path.string(), XXH3_64bits(bytes->data(), bytes->size())});
+    including_dirs.insert(path.parent_path().string());
+  }
+  if (state.missing.empty()) return;
+  std::set<std::string> dirs = including_dirs;
+  for (auto it = headers.search_dir_begin(); it != headers.search_dir_end(); ++it)
+    if (const DirectoryEntry* dir = it->getDir()) dirs.insert(absolute(dir->getName()).string());
+  std::set<std::string> absent;
+  for (const std::string& name : state.missing) {
+    if (fs::path(name).is_absolute()) {
+      absent.insert(fs::path(name).lexically_normal().string());
+      continue;
+    }
+    for (const std::string& dir : dirs) absent.insert((fs::path(dir) / name).lexically_normal().string());
+  }
+  if (absent.size() > kMaxAbsentPaths) {
+    state.dependencies_known = false;
+    return;
+  }
+  state.absent.assign(absent.begin(), absent.end());
+}
 
 class MissingHeaders : public PPCallbacks {
  public:
@@ -82,6 +257,53 @@ class MissingHeaders : public PPCallbacks {
   std::array<std::optional<bool>, 4> found_{};
 };
 
+// The errors that say the text itself is malformed (a missing `;` or `)`, an expression that is
+// not there, an unterminated string or comment or #if). The rest of Clang's parse errors
+// ("expected namespace name", "explicit instantiation of undeclared template") also follow
+// from a header that is missing, so degraded mode cannot tell them from syntax errors.
+bool is_syntax_diagnostic(unsigned id) {
+  switch (id) {
+    case diag::err_expected:
+    case diag::err_expected_after:
+    case diag::err_expected_either:
+    case diag::err_expected_expression:
+    case diag::err_expected_semi_declaration:
+    case diag::err_expected_semi_after_expr:
+    case diag::err_expected_semi_after_stmt:
+    case diag::err_expected_rparen_after:
+    case diag::err_unterminated_block_comment:
+    case diag::ext_unterminated_char_or_string:
+    case diag::err_unterminated_raw_string:
+    case diag::err_pp_unterminated_conditional:
+    case diag::err_pp_endif_without_if:
+    case diag::err_pp_invalid_directive:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether a parse error at byte `at` of `text` is what a missing header or a CUDA file read as
+// C++ causes, not a syntax error of the file: at an upper-case name of two characters or more
+// (a macro the header would define: `void f() C10_NOEXCEPT;`), or in a kernel launch's `<<<`.
+bool not_a_syntax_error_at(std::string_view text, std::size_t at) {
+  if (at >= text.size()) return false;
+  if (text[at] == '<' || text[at] == '>') {
+    std::size_t begin = at, end = at;
+    while (begin > 0 && text[begin - 1] == text[at]) --begin;
+    while (end < text.size() && text[end] == text[at]) ++end;
+    return end - begin >= 3;
+  }
+  if (!(text[at] >= 'A' && text[at] <= 'Z')) return false;
+  std::size_t end = at;
+  for (; end < text.size(); ++end) {
+    const char c = text[end];
+    if (c >= 'a' && c <= 'z') return false;
+    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) break;
+  }
+  return end - at >= 2;
+}
+
 class ErrorCollector : public DiagnosticConsumer {
  public:
   explicit ErrorCollector(RunState& state) : state_(state) {}
@@ -89,16 +311,40 @@ class ErrorCollector : public DiagnosticConsumer {
     DiagnosticConsumer::HandleDiagnostic(level, info);
     if (level < DiagnosticsEngine::Error) return;
     ++state_.errors;
-    if (!state_.first_error.empty()) return;
+    std::string where;
+    bool in_main_file = false;
+    bool explained = false;
+    unsigned line = 0;
+    if (info.hasSourceManager() && info.getLocation().isValid()) {
+      const SourceManager& sm = info.getSourceManager();
+      const PresumedLoc p = sm.getPresumedLoc(info.getLocation());
+      if (p.isValid()) {
+        line = p.getLine();
+        where = shown_path(state_, p.getFilename()) + ":" + std::to_string(line) + ":" +
+                std::to_string(p.getColumn()) + ": ";
+      }
+      const SourceLocation file_loc = sm.getFileLoc(info.getLocation());
+      in_main_file = sm.isWrittenInMainFile(file_loc);
+      if (in_main_file) {
+        const auto [file, offset] = sm.getDecomposedLoc(file_loc);
+        bool invalid = false;
+        const StringRef buffer = sm.getBufferData(file, &invalid);
+        if (!invalid)
+          explained = not_a_syntax_error_at(std::string_view(buffer.data(), buffer.size()), offset);
+      }
+    }
+    // A syntax error of the file itself: a malformed-token or missing-punctuation error in the
+    // main file, on a line no earlier error was reported on, not one not_a_syntax_error_at
+    // explains. A missing header's unknown type or macro makes the parser stumble where it is
+    // used: after the error that names it (`class C10_API Bar`), or at the macro itself.
+    const bool syntax = in_main_file && line > 0 && !explained && is_syntax_diagnostic(info.getID()) &&
+                        !state_.lines_with_errors.count(line);
+    if (in_main_file && line > 0) state_.lines_with_errors.insert(line);
+    if (!syntax && !state_.first_error.empty()) return;
     SmallString<160> message;
     info.FormatDiagnostic(message);
-    std::string where;
-    if (info.hasSourceManager() && info.getLocation().isValid()) {
-      const PresumedLoc p = info.getSourceManager().getPresumedLoc(info.getLocation());
-      if (p.isValid()) where = std::string(p.getFilename()) + ":" + std::to_string(p.getLine()) + ":" +
-                               std::to_string(p.getColumn()) + ": ";
-    }
-    state_.first_error = where + message.str().str();
+    if (state_.first_error.empty()) state_.first_error = where + message.str().str();
+    if (syntax && state_.syntax_errors++ == 0) state_.first_syntax_error = where + message.str().str();
   }
 
  private:
@@ -116,7 +362,8 @@ uint32_t applies_to_line(std::string_view source, std::size_t comment_start, uin
     ++current;
     const std::size_t begin = pos + 1;
     const std::size_t end = source.find('\n', begin);
-    std::string_view l = source.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin);
+    std::string_view l =
+        source.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin);
     while (!l.empty() && (l.front() == ' ' || l.front() == '\t')) l.remove_prefix(1);
     if (!l.empty() && l != "\r" && !l.starts_with("//")) return current;
     pos = end;
@@ -148,7 +395,8 @@ void read_suppressions(ASTContext& ast, facts::FileFacts& out) {
         s.loc.column = sm.getSpellingColumnNumber(token.getLocation());
         s.loc.end_line = s.loc.line;
         s.loc.end_column = s.loc.column + token.getLength();
-        s.applies_to_line = applies_to_line(std::string_view(buffer.data(), buffer.size()), offset, s.loc.line);
+        s.applies_to_line =
+            applies_to_line(std::string_view(buffer.data(), buffer.size()), offset, s.loc.line);
         out.suppressions.push_back(std::move(s));
       }
     }
@@ -170,42 +418,66 @@ void main_file_declarations(const SourceManager& sm, const DeclContext& context,
     }
     const SourceRange range = decl->getSourceRange();
     if (isa<NamespaceDecl, LinkageSpecDecl>(decl) && range.isValid() &&
-        sm.getFileID(sm.getExpansionLoc(range.getBegin())) != sm.getFileID(sm.getExpansionLoc(range.getEnd())))
+        sm.getFileID(sm.getExpansionLoc(range.getBegin())) !=
+            sm.getFileID(sm.getExpansionLoc(range.getEnd())))
       main_file_declarations(sm, *cast<DeclContext>(decl), out);
   }
 }
 
 class FactsConsumer : public ASTConsumer {
  public:
-  FactsConsumer(const facts::Vocabulary& vocabulary, facts::FileFacts& out) : vocabulary_(vocabulary), out_(out) {}
+  FactsConsumer(const facts::Vocabulary& vocabulary, facts::FileFacts& out, RunState& state, Preprocessor& pp,
+                std::uint64_t work_budget)
+      : vocabulary_(vocabulary), out_(out), state_(state), pp_(pp), work_budget_(work_budget) {}
   void HandleTranslationUnit(ASTContext& ast) override {
+    state_.walked = true;
+    record_dependencies(ast.getSourceManager(), pp_.getHeaderSearchInfo(), state_);
     std::vector<Decl*> scope;
     main_file_declarations(ast.getSourceManager(), *ast.getTranslationUnitDecl(), scope);
     ast.setTraversalScope(scope);
     read_suppressions(ast, out_);
-    Context cx{ast, vocabulary_, out_, {}, {}, {}};
-    walk_translation_unit(cx);
-  }
-
- private:
-  const facts::Vocabulary& vocabulary_;
-  facts::FileFacts& out_;
-};
-
-class FactsAction : public ASTFrontendAction {
- public:
-  FactsAction(const facts::Vocabulary& vocabulary, facts::FileFacts& out, RunState& state)
-      : vocabulary_(vocabulary), out_(out), state_(state) {}
-  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance& compiler, StringRef) override {
-    compiler.getPreprocessor().addPPCallbacks(
-        std::make_unique<MissingHeaders>(state_, compiler.getPreprocessor()));
-    return std::make_unique<FactsConsumer>(vocabulary_, out_);
+    WorkMeter work;
+    work.budget = work_budget_;
+    Context cx{ast, vocabulary_, out_, {}, {}, {}, &work};
+    try {
+      walk_translation_unit(cx);
+    } catch (const WorkBudgetExceeded&) {
+      // Cut off where the walk stood: the facts found so far stay, as for the Python front end.
+      facts::Location where;
+      where.file = out_.path;
+      if (work.last.isValid()) where = location_of(cx, SourceRange(work.last, work.last));
+      if (where.line == 0) where.line = where.column = where.end_line = where.end_column = 1;
+      out_.parse_problems.push_back(
+          {where, "analysis stopped here: the file needs more than " + std::to_string(work_budget_) +
+                      " analysis steps (the per-file budget for its size); facts from here on are missing"});
+    }
   }
 
  private:
   const facts::Vocabulary& vocabulary_;
   facts::FileFacts& out_;
   RunState& state_;
+  Preprocessor& pp_;
+  std::uint64_t work_budget_;
+};
+
+class FactsAction : public ASTFrontendAction {
+ public:
+  FactsAction(const facts::Vocabulary& vocabulary, facts::FileFacts& out, RunState& state,
+              std::uint64_t work_budget)
+      : vocabulary_(vocabulary), out_(out), state_(state), work_budget_(work_budget) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance& compiler, StringRef) override {
+    compiler.getPreprocessor().addPPCallbacks(
+        std::make_unique<MissingHeaders>(state_, compiler.getPreprocessor()));
+    return std::make_unique<FactsConsumer>(vocabulary_, out_, state_, compiler.getPreprocessor(),
+                                           work_budget_);
+  }
+
+ private:
+  const facts::Vocabulary& vocabulary_;
+  facts::FileFacts& out_;
+  RunState& state_;
+  std::uint64_t work_budget_;
 };
 
 bool is_header(const fs::path& path) {
@@ -218,10 +490,23 @@ bool is_cuda(const fs::path& path) {
   return ext == ".cu" || ext == ".cuh";
 }
 
+// A repository's compile command is untrusted: only what changes how the source is read is
+// kept (compile_flags.hpp), and what was left out is said under --verbose.
+facts::CppCommand read_only(facts::CppCommand command, const fs::path& absolute_path) {
+  ReadingCommand reading = reading_options_only(command.arguments, absolute_path.string());
+  command.arguments = std::move(reading.arguments);
+  command.dropped = std::move(reading.dropped);
+  return command;
+}
+
 class Analyzer final : public facts::CppAnalyzer {
  public:
   Analyzer(const facts::Vocabulary& vocabulary, const facts::CppProjectSettings& settings)
       : vocabulary_(vocabulary), settings_(settings) {
+    // A crash in Clang (see kCompileStackBytes) fails that file's analysis, not the run: the
+    // same recovery libclang uses. Process-wide and idempotent.
+    llvm::CrashRecoveryContext::Enable();
+    run_crash_handlers_on_alternate_stacks();
     if (settings_.compile_database.empty()) return;
     std::string error;
     auto database = tooling::JSONCompilationDatabase::loadFromFile(
@@ -246,17 +531,11 @@ class Analyzer final : public facts::CppAnalyzer {
       }
       if (!found.empty()) {
         command.directory = found.front().Directory;
+        // The entry may name the file relative to its directory, or a header's sibling
+        // translation unit: the allow-list drops every input and analyses this file.
         command.arguments = found.front().CommandLine;
-        // The entry may name the file relative to its directory, or a header's
-        // sibling translation unit: analyse this file.
-        if (!command.arguments.empty()) {
-          const std::string& last = command.arguments.back();
-          if (fs::path(last).filename() == absolute_path.filename() || is_header(absolute_path) ||
-              fs::path(found.front().Filename).filename() == fs::path(last).filename())
-            command.arguments.back() = absolute_path.string();
-        }
         command.from_database = true;
-        return command;
+        return read_only(std::move(command), absolute_path);
       }
     }
     command.directory = absolute_path.parent_path();
@@ -270,12 +549,11 @@ class Analyzer final : public facts::CppAnalyzer {
       for (const char* flag : {"-x", "c++-header"}) command.arguments.emplace_back(flag);
     command.arguments.push_back("-I" + absolute_path.parent_path().string());
     for (const auto& dir : settings_.fallback_include_dirs) command.arguments.push_back("-I" + dir.string());
-    command.arguments.push_back(absolute_path.string());
-    return command;
+    return read_only(std::move(command), absolute_path);
   }
 
-  facts::CppAnalysis analyze(const std::string& display_path, const fs::path& absolute_path, std::string_view source,
-                             const facts::CppCommand& command) const override {
+  facts::CppAnalysis analyze(const std::string& display_path, const fs::path& absolute_path,
+                             std::string_view source, const facts::CppCommand& command) const override {
     facts::CppAnalysis result;
     result.facts.path = display_path;
     result.facts.language = facts::Language::Cpp;
@@ -284,50 +562,90 @@ class Analyzer final : public facts::CppAnalyzer {
       result.first_error = "empty compile command";
       return result;
     }
-    std::vector<std::string> args = command.arguments;
-    args = tooling::getClangStripOutputAdjuster()(args, absolute_path.string());
-    args = tooling::getClangStripDependencyFileAdjuster()(args, absolute_path.string());
+    // Again here, whoever built the command: nothing that writes a file reaches Clang.
+    std::vector<std::string> args = reading_options_only(command.arguments, absolute_path.string()).arguments;
     args = tooling::getClangSyntaxOnlyAdjuster()(args, absolute_path.string());
     // No warnings, every error counted, the builtin headers of the Clang we link.
-    std::vector<std::string> extra = {"-w", "-ferror-limit=0", "-resource-dir=" KVLINT_CLANG_RESOURCE_DIR,
-                                      "-Wno-error", "-fno-color-diagnostics",
-                                      "-fno-caret-diagnostics"};
-    if (is_header(absolute_path) && command.from_database)
-      extra.insert(extra.end(), {"-x", "c++-header"});
+    std::vector<std::string> extra = {
+        "-w",         "-ferror-limit=0",        "-resource-dir=" KVLINT_CLANG_RESOURCE_DIR,
+        "-Wno-error", "-fno-color-diagnostics", "-fno-caret-diagnostics"};
+    if (is_header(absolute_path) && command.from_database) extra.insert(extra.end(), {"-x", "c++-header"});
     args.insert(args.begin() + 1, extra.begin(), extra.end());
 
+    if (const std::size_t run = longest_prefix_operator_run(source); run > kMaxPrefixOperatorRun) {
+      result.failed = true;
+      result.first_error = "an expression nests " + std::to_string(run) +
+                           " prefix operators deep (more than the " + std::to_string(kMaxPrefixOperatorRun) +
+                           " kvlint parses)";
+      return result;
+    }
+
     RunState state;
+    state.main_absolute = absolute_path.lexically_normal();
+    state.main_display = display_path;
+    state.directory = command.directory;
     state.memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
     // A physical file system with its own working directory: the shared getRealFileSystem()
     // changes the whole process's cwd on setCurrentWorkingDirectory, under the other workers.
-    llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> disk(llvm::vfs::createPhysicalFileSystem().release());
+    llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> disk =
+        llvm::makeIntrusiveRefCnt<RegularFilesOnly>(llvm::vfs::createPhysicalFileSystem().release());
     auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(disk);
     overlay->pushOverlay(state.memory);
     // The bytes the engine read (and hashed for the cache) are the bytes analysed.
     state.memory->addFile(absolute_path.string(), 0,
                           llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(source.data(), source.size()),
                                                                absolute_path.string()));
-    state.memory->addFile(std::string(kMissingHeaderRoot) + "/.keep", 0, llvm::MemoryBuffer::getMemBuffer(""));
+    state.memory->addFile(std::string(kMissingHeaderRoot) + "/.keep", 0,
+                          llvm::MemoryBuffer::getMemBuffer(""));
     if (!command.directory.empty()) overlay->setCurrentWorkingDirectory(command.directory.string());
     auto files = llvm::makeIntrusiveRefCnt<FileManager>(FileSystemOptions(), overlay);
-    ErrorCollector errors(state);
-    tooling::ToolInvocation invocation(args, std::make_unique<FactsAction>(vocabulary_, result.facts, state),
-                                       files.get());
-    invocation.setDiagnosticConsumer(&errors);
-    bool ran = false;
-    try {
-      ran = invocation.run();
-    } catch (const std::exception& e) {
-      state.first_error = e.what();
+    const std::uint64_t work_budget =
+        std::max(settings_.work_minimum_steps,
+                 settings_.work_steps_per_byte * static_cast<std::uint64_t>(source.size()));
+    // Written by the compile's thread; after a crash it may be half-built, so it is left alone.
+    auto walked = std::make_unique<facts::FileFacts>(result.facts);
+    auto errors = std::make_unique<ErrorCollector>(state);
+    auto invocation = std::make_unique<tooling::ToolInvocation>(
+        args, std::make_unique<FactsAction>(vocabulary_, *walked, state, work_budget), files.get());
+    invocation->setDiagnosticConsumer(errors.get());
+    llvm::CrashRecoveryContext recovery;
+    std::vector<char> signal_stack(kAlternateSignalStackBytes);  // outlives the compile's thread
+    const bool completed = recovery.RunSafelyOnThread(
+        [&] {
+          // A crash leaves this frame by longjmp: the thread ends with the stack still installed.
+          const AlternateSignalStack alternate(signal_stack);
+          try {
+            (void)invocation->run();  // whether an AST was walked is state.walked
+          } catch (const std::exception& e) {
+            state.first_error = e.what();
+          }
+        },
+        kCompileStackBytes);
+    if (!completed) {
+      // What the crashed compile held is leaked, as libclang does: unwinding it is not safe.
+      (void)walked.release();
+      (void)errors.release();
+      (void)invocation.release();
+      result.failed = true;
+      result.first_error = "the compile crashed on this file (in Clang or in kvlint's walk)";
+      return result;
     }
+    result.facts = std::move(*walked);
+    result.included = std::move(state.included);
+    result.absent = std::move(state.absent);
+    result.dependencies_known = state.dependencies_known;
     result.errors = state.errors;
     result.first_error = state.first_error;
+    result.syntax_errors = state.syntax_errors;
+    result.first_syntax_error = state.first_syntax_error;
     for (std::size_t i = 0; i < state.missing.size() && i < kMaxMissingListed; ++i)
       result.missing_headers.push_back(state.missing[i]);
     result.full_types = state.missing.empty() && state.errors == 0;
-    // A run that produced no facts at all and no AST: the command itself failed.
-    result.failed = !ran && result.facts.classes.empty() && result.facts.functions.empty() &&
-                    result.facts.suppressions.empty() && state.errors > 0 && state.first_error.find(':') == std::string::npos;
+    // No AST was built (a command with no input, another language, an unusable flag): nothing
+    // was analysed.
+    result.failed = !state.walked;
+    if (result.failed && result.first_error.empty())
+      result.first_error = "the compile command builds no C++ AST";
     return result;
   }
 
@@ -348,8 +666,8 @@ std::unique_ptr<facts::CppAnalyzer> make_analyzer(const facts::Vocabulary& vocab
 
 }  // namespace kvlint::cpp
 
-extern "C" kvlint::facts::CppAnalyzer* kvlint_make_cpp_analyzer(int abi, const kvlint::facts::Vocabulary* vocabulary,
-                                                                const kvlint::facts::CppProjectSettings* settings) {
+extern "C" kvlint::facts::CppAnalyzer* kvlint_make_cpp_analyzer(
+    int abi, const kvlint::facts::Vocabulary* vocabulary, const kvlint::facts::CppProjectSettings* settings) {
   if (abi != kvlint::facts::kCppAnalyzerAbi || !vocabulary || !settings) return nullptr;
   try {
     return kvlint::cpp::make_analyzer(*vocabulary, *settings).release();

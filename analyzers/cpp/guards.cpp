@@ -64,6 +64,7 @@ std::vector<facts::Guard> guards_of(const Context& cx, const Stmt* node, const F
   DynTypedNodeList parents = cx.ast.getParents(*node);
   const Stmt* child = node;
   for (int depth = 0; depth < 256 && !parents.empty(); ++depth) {
+    if (cx.work) charge(*cx.work, 1);
     const Stmt* parent = parents[0].get<Stmt>();
     if (!parent) break;
     if (const auto* if_stmt = dyn_cast<IfStmt>(parent)) {
@@ -93,7 +94,8 @@ std::vector<facts::Guard> guards_of(const Context& cx, const Stmt* node, const F
         if (const auto* guard_if = dyn_cast<IfStmt>(s); guard_if && !guard_if->getElse() &&
                                                         only_returns(guard_if->getThen()) &&
                                                         !contains(guard_if, node))
-          early.push_back(make_guard(cx, facts::Guard::Origin::EarlyReturn, true, guard_if->getCond(), function));
+          early.push_back(
+              make_guard(cx, facts::Guard::Origin::EarlyReturn, true, guard_if->getCond(), function));
       }
       std::reverse(early.begin(), early.end());
       for (auto& g : early) out.push_back(std::move(g));

@@ -256,10 +256,17 @@ void find_kv_members(Context& cx, const std::vector<const FunctionDecl*>& functi
   cx.borrowed_members = std::move(uses.borrowed);
 }
 
-bool is_kv_member(const Context& cx, std::string_view member) {
+bool is_kv_member(const Context& cx, std::string_view member, const CXXRecordDecl* owner) {
   const std::string name(member);
   if (cx.borrowed_members.count(name)) return false;
-  return is_kv_name(cx.vocabulary, name) || cx.kv_by_use.count(name) > 0;
+  return kv_member(cx.vocabulary, owner, name) || cx.kv_by_use.count(name) > 0;
+}
+
+bool holds_kv(const Context& cx, const FieldDecl* field) {
+  if (!field) return false;
+  const std::string name = field->getNameAsString();
+  if (cx.borrowed_members.count(name)) return false;
+  return holds_kv(cx.vocabulary, field) || cx.kv_by_use.count(name) > 0;
 }
 
 }  // namespace kvlint::cpp

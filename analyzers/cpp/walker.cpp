@@ -14,6 +14,11 @@ namespace kvlint::cpp {
 
 using namespace clang;
 
+void charge(WorkMeter& meter, std::uint64_t steps) {
+  meter.steps += steps;
+  if (meter.steps > meter.budget) throw WorkBudgetExceeded{};
+}
+
 bool in_main_file(const Context& cx, SourceLocation at) {
   const SourceManager& sm = cx.ast.getSourceManager();
   return at.isValid() && sm.isWrittenInMainFile(sm.getExpansionLoc(at));
@@ -43,6 +48,7 @@ std::string text_of(const Context& cx, SourceRange range) {
   const SourceManager& sm = cx.ast.getSourceManager();
   const CharSourceRange chars = CharSourceRange::getTokenRange(sm.getExpansionRange(range).getAsRange());
   const StringRef raw = Lexer::getSourceText(chars, sm, cx.ast.getLangOpts());
+  if (cx.work) charge(*cx.work, 1 + std::min<std::size_t>(raw.size(), facts::kMaxTextBytes));
   std::string out;
   bool space = false;
   for (char c : raw) {
@@ -66,15 +72,20 @@ unsigned offset_of(const Context& cx, SourceLocation at) {
 const Expr* strip(const Expr* expr) {
   while (expr) {
     const Expr* next = expr->IgnoreParenImpCasts();
-    if (const auto* e = dyn_cast<ExprWithCleanups>(next)) next = e->getSubExpr();
-    else if (const auto* m = dyn_cast<MaterializeTemporaryExpr>(next)) next = m->getSubExpr();
-    else if (const auto* b = dyn_cast<CXXBindTemporaryExpr>(next)) next = b->getSubExpr();
+    if (const auto* e = dyn_cast<ExprWithCleanups>(next))
+      next = e->getSubExpr();
+    else if (const auto* m = dyn_cast<MaterializeTemporaryExpr>(next))
+      next = m->getSubExpr();
+    else if (const auto* b = dyn_cast<CXXBindTemporaryExpr>(next))
+      next = b->getSubExpr();
     else if (const auto* c = dyn_cast<CXXConstructExpr>(next);
              c && c->getNumArgs() == 1 && c->getConstructor() &&
-             (c->getConstructor()->isCopyOrMoveConstructor() || c->getConstructor()->isConvertingConstructor(false)) &&
+             (c->getConstructor()->isCopyOrMoveConstructor() ||
+              c->getConstructor()->isConvertingConstructor(false)) &&
              !isa<CXXTemporaryObjectExpr>(c))
       next = c->getArg(0);
-    else if (const auto* f = dyn_cast<CXXFunctionalCastExpr>(next)) next = f->getSubExpr();
+    else if (const auto* f = dyn_cast<CXXFunctionalCastExpr>(next))
+      next = f->getSubExpr();
     if (next == expr) return expr;
     expr = next;
   }
@@ -82,6 +93,9 @@ const Expr* strip(const Expr* expr) {
 }
 
 namespace {
+
+// Longer dotted names than any a rule matches are not names (`a.b.c...` of thousands of links).
+constexpr std::size_t kMaxDottedLinks = 64;
 
 std::string with_dots(std::string text) {
   std::string out;
@@ -98,12 +112,14 @@ std::string with_dots(std::string text) {
 
 bool is_identifier_path(std::string_view text) {
   if (text.empty()) return false;
-  return std::all_of(text.begin(), text.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; });
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+  });
 }
 
 void collect_names(const Context& cx, const Expr* root, std::vector<std::string>& names) {
   for_each_stmt(root, [&](const Stmt* s) {
+    if (cx.work) charge(*cx.work, 1 + names.size());
     const auto* e = dyn_cast<Expr>(s);
     if (!e) return;
     if (!isa<DeclRefExpr, MemberExpr, CXXDependentScopeMemberExpr, UnresolvedMemberExpr,
@@ -125,38 +141,85 @@ void collect_names(const Context& cx, const Expr* root, std::vector<std::string>
 
 }  // namespace
 
+// Iterative and bounded: a chain `s.a.a.a...` of any length costs at most kMaxDottedLinks
+// steps and one string (recursing per link, and copying the growing name at each, made a
+// 20,000-link chain take minutes).
 std::string dotted(const Context& cx, const Expr* expr) {
-  expr = strip(expr);
-  if (!expr) return {};
-  if (isa<CXXThisExpr>(expr)) return "self";
-  if (const auto* m = dyn_cast<MemberExpr>(expr)) {
-    std::string base = dotted(cx, m->getBase());
-    if (base.empty()) return {};
-    return base + "." + m->getMemberNameInfo().getAsString();
-  }
-  if (const auto* m = dyn_cast<CXXDependentScopeMemberExpr>(expr)) {
-    std::string base = m->isImplicitAccess() ? "self" : dotted(cx, m->getBase());
-    return base.empty() ? std::string() : base + "." + m->getMember().getAsString();
-  }
-  if (const auto* m = dyn_cast<UnresolvedMemberExpr>(expr)) {
-    std::string base = m->isImplicitAccess() ? "self" : dotted(cx, m->getBase());
-    return base.empty() ? std::string() : base + "." + m->getMemberName().getAsString();
-  }
-  if (const auto* op = dyn_cast<CXXOperatorCallExpr>(expr)) {
-    // `holder_->x` and `*ptr_`: the object the operator reaches through.
-    if ((op->getOperator() == OO_Arrow || op->getOperator() == OO_Star) && op->getNumArgs() >= 1)
-      return dotted(cx, op->getArg(0));
+  std::vector<std::string> members;  // the outermost link first
+  std::string root;
+  for (std::size_t links = 0;; ++links) {
+    if (links > kMaxDottedLinks) return {};  // longer than any name a rule matches
+    if (cx.work) charge(*cx.work, 1);
+    expr = strip(expr);
+    if (!expr) return {};
+    if (isa<CXXThisExpr>(expr)) {
+      root = "self";
+      break;
+    }
+    if (const auto* m = dyn_cast<MemberExpr>(expr)) {
+      members.push_back(m->getMemberNameInfo().getAsString());
+      expr = m->getBase();
+      continue;
+    }
+    if (const auto* m = dyn_cast<CXXDependentScopeMemberExpr>(expr)) {
+      members.push_back(m->getMember().getAsString());
+      if (m->isImplicitAccess()) {
+        root = "self";
+        break;
+      }
+      expr = m->getBase();
+      continue;
+    }
+    if (const auto* m = dyn_cast<UnresolvedMemberExpr>(expr)) {
+      members.push_back(m->getMemberName().getAsString());
+      if (m->isImplicitAccess()) {
+        root = "self";
+        break;
+      }
+      expr = m->getBase();
+      continue;
+    }
+    if (const auto* op = dyn_cast<CXXOperatorCallExpr>(expr)) {
+      // `holder_->x` and `*ptr_`: the object the operator reaches through; `graphs_[bs]`: an
+      // element of the container, named by the container.
+      if ((op->getOperator() == OO_Arrow || op->getOperator() == OO_Star ||
+           op->getOperator() == OO_Subscript) &&
+          op->getNumArgs() >= 1) {
+        expr = op->getArg(0);
+        continue;
+      }
+      return {};
+    }
+    if (const auto* sub = dyn_cast<ArraySubscriptExpr>(expr)) {
+      expr = sub->getBase();
+      continue;
+    }
+    if (const auto* call = dyn_cast<CXXMemberCallExpr>(expr)) {
+      // `graphs_.back()`, `layers_.at(i)`, `holder_.get()`: an element (or the object) of what it is called
+      // on.
+      const CXXMethodDecl* method = call->getMethodDecl();
+      const std::string name = method && method->getIdentifier() ? method->getName().str() : std::string();
+      if (name != "back" && name != "front" && name != "at" && name != "get" && name != "value") return {};
+      expr = call->getImplicitObjectArgument();
+      continue;
+    }
+    if (const auto* u = dyn_cast<UnaryOperator>(expr)) {
+      if (u->getOpcode() != UO_Deref) return {};
+      expr = u->getSubExpr();
+      continue;
+    }
+    if (isa<DeclRefExpr, DependentScopeDeclRefExpr, UnresolvedLookupExpr>(expr)) {
+      root = with_dots(text_of(cx, expr->getSourceRange()));
+      if (!is_identifier_path(root)) return {};
+      break;
+    }
     return {};
   }
-  if (const auto* u = dyn_cast<UnaryOperator>(expr)) {
-    if (u->getOpcode() == UO_Deref) return dotted(cx, u->getSubExpr());
-    return {};
+  for (auto it = members.rbegin(); it != members.rend(); ++it) {
+    root += '.';
+    root += *it;
   }
-  if (isa<DeclRefExpr, DependentScopeDeclRefExpr, UnresolvedLookupExpr>(expr)) {
-    std::string text = with_dots(text_of(cx, expr->getSourceRange()));
-    return is_identifier_path(text) ? text : std::string();
-  }
-  return {};
+  return root;
 }
 
 std::string callee_of(const Context& cx, const CallExpr* call) {
@@ -219,7 +282,8 @@ facts::Expression expression_of(const Context& cx, const Expr* expr) {
   out.loc = location_of(cx, expr->getSourceRange());
   const Expr* e = strip(expr);
   std::string sign;
-  if (const auto* u = dyn_cast<UnaryOperator>(e); u && (u->getOpcode() == UO_Minus || u->getOpcode() == UO_Plus)) {
+  if (const auto* u = dyn_cast<UnaryOperator>(e);
+      u && (u->getOpcode() == UO_Minus || u->getOpcode() == UO_Plus)) {
     const Expr* inner = u->getSubExpr()->IgnoreParenImpCasts();
     if (isa<IntegerLiteral, FloatingLiteral>(inner)) {
       sign = u->getOpcode() == UO_Minus ? "-" : "";
@@ -324,6 +388,28 @@ const CXXRecordDecl* held_class(QualType type, bool* in_container) {
   return nullptr;
 }
 
+const FieldDecl* self_member(const Expr* expr) {
+  for (int depth = 0; depth < 16 && expr; ++depth) {
+    expr = strip(expr);
+    if (const auto* m = dyn_cast<MemberExpr>(expr)) {
+      if (isa<CXXThisExpr>(strip(m->getBase()))) return dyn_cast<FieldDecl>(m->getMemberDecl());
+      expr = m->getBase();
+    } else if (const auto* op = dyn_cast<CXXOperatorCallExpr>(expr)) {
+      if (op->getNumArgs() < 1) return nullptr;
+      expr = op->getArg(0);
+    } else if (const auto* sub = dyn_cast<ArraySubscriptExpr>(expr)) {
+      expr = sub->getBase();
+    } else if (const auto* call = dyn_cast<CXXMemberCallExpr>(expr)) {
+      expr = call->getImplicitObjectArgument();
+    } else if (const auto* u = dyn_cast<UnaryOperator>(expr); u && u->getOpcode() == UO_Deref) {
+      expr = u->getSubExpr();
+    } else {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
 namespace {
 
 // `m_kCache_` -> "mkcache"-free form: trailing `_` and a leading `m_` dropped, lower case.
@@ -331,11 +417,75 @@ std::string normalized_member(std::string_view name) {
   std::string n(name);
   while (!n.empty() && n.back() == '_') n.pop_back();
   if (n.starts_with("m_")) n = n.substr(2);
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(n.begin(), n.end(), n.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return n;
 }
 
+bool is_module_class(const CXXRecordDecl* record) {
+  if (!record || !record->hasDefinition()) return false;
+  for (const auto& base : record->getDefinition()->bases()) {
+    const QualType type = base.getType();
+    std::string name;
+    if (const auto* b = type->getAsCXXRecordDecl())
+      name = b->getQualifiedNameAsString();
+    else if (const auto* spec = type->getAs<TemplateSpecializationType>())
+      if (const auto* t = spec->getTemplateName().getAsTemplateDecl()) name = t->getQualifiedNameAsString();
+    if (name.starts_with("torch::nn::")) return true;
+    if (const auto* b = type->getAsCXXRecordDecl(); b && b != record && is_module_class(b)) return true;
+  }
+  return false;
+}
+
+// The K/V pair of a store's members: `keys`/`values`, `k`/`v`, `key`/`value`.
+bool kv_pair_member(const CXXRecordDecl& record, std::string_view member) {
+  static constexpr std::pair<std::string_view, std::string_view> kPairs[] = {
+      {"keys", "values"}, {"key", "value"}, {"k", "v"}};
+  const std::string name = normalized_member(member);
+  for (const auto& [k, v] : kPairs) {
+    if (name != k && name != v) continue;
+    const std::string_view partner = name == k ? v : k;
+    for (const FieldDecl* field : record.fields())
+      if (normalized_member(field->getName()) == partner) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+bool is_kv_store(const facts::Vocabulary& vocabulary, const CXXRecordDecl* record) {
+  if (!record || !record->hasDefinition() || is_library_class(record)) return false;
+  record = record->getDefinition();
+  if (is_module_class(record)) return false;
+  for (const FieldDecl* field : record->fields())
+    if (is_kv_name(vocabulary, field->getName()) || kv_pair_member(*record, field->getName())) return true;
+  return false;
+}
+
+bool holds_kv(const facts::Vocabulary& vocabulary, const FieldDecl* field) {
+  if (!field) return false;
+  if (is_kv_name(vocabulary, field->getName())) return true;
+  if (const auto* owner = dyn_cast<CXXRecordDecl>(field->getParent());
+      owner && !is_module_class(owner) && kv_pair_member(*owner, field->getName()))
+    return true;
+  // Owned only: a reference or raw pointer to a store (an engine's paged pool handed in) is
+  // someone else's memory.
+  const QualType type = field->getType();
+  if (type->isReferenceType() || type->isPointerType()) return false;
+  return is_kv_store(vocabulary, held_class(type));
+}
+
+bool kv_member(const facts::Vocabulary& vocabulary, const CXXRecordDecl* owner, std::string_view member) {
+  if (is_kv_name(vocabulary, member)) return true;
+  if (!owner || !owner->hasDefinition()) return false;
+  for (const FieldDecl* field : owner->getDefinition()->fields())
+    if (std::string_view(field->getName()) == member) return holds_kv(vocabulary, field);
+  return false;
+}
+
+std::string qualified_name(const CXXRecordDecl& record) {
+  return with_dots(record.getQualifiedNameAsString());
+}
 
 bool is_not_kv_name(const facts::Vocabulary& vocabulary, std::string_view name) {
   const std::string n = normalized_member(name);
@@ -362,6 +512,7 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
   bool shouldVisitImplicitCode() const { return false; }
 
   bool VisitCXXRecordDecl(CXXRecordDecl* record) {
+    note_progress(*record);
     if (!record->isThisDeclarationADefinition() || record->isLambda() || record->isImplicit() ||
         record->getIdentifier() == nullptr || !in_main_file(cx_, record->getLocation()) ||
         record->getLocation().isMacroID())
@@ -372,12 +523,14 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
   }
 
   bool VisitVarDecl(VarDecl* var) {
+    note_progress(*var);
     if (isa<ParmVarDecl>(var) || !in_main_file(cx_, var->getLocation())) return true;
     if (var->isFileVarDecl() || var->isStaticDataMember()) extract_constant(cx_, *var);
     return true;
   }
 
   bool VisitFunctionDecl(FunctionDecl* function) {
+    note_progress(*function);
     if (!function->doesThisDeclarationHaveABody() || !in_main_file(cx_, function->getLocation()) ||
         function->isImplicit())
       return true;
@@ -386,14 +539,18 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
     const CXXRecordDecl* owner = owner_of(function);
     facts::MethodFact fact = method_fact(cx_, *function);
     if (owner) {
-      bool placed = false;
-      for (auto& c : cx_.out.classes)
-        if (c.name == owner->getNameAsString()) {
-          c.methods.push_back(std::move(fact));
-          placed = true;
-          break;
-        }
-      (void)placed;  // a method of a class defined in a header: its calls stay with that header's class
+      // A method of a class defined in this file, or one defined out of line for a class
+      // defined in a header (`Decoder::Decoder(...)` in dec.cpp): the header's class gets an
+      // out-of-line entry here, which Project joins to the header's facts.
+      const std::string qualified = qualified_name(*owner);
+      auto it = std::find_if(cx_.out.classes.begin(), cx_.out.classes.end(),
+                             [&](const facts::ClassFact& c) { return c.qualified_name == qualified; });
+      if (it == cx_.out.classes.end() && !is_library_class(owner)) {
+        const CXXRecordDecl& definition = owner->getDefinition() ? *owner->getDefinition() : *owner;
+        cx_.out.classes.push_back(out_of_line_class(cx_, definition, *function));
+        it = std::prev(cx_.out.classes.end());
+      }
+      if (it != cx_.out.classes.end()) it->methods.push_back(std::move(fact));
     } else {
       cx_.out.functions.push_back(std::move(fact));
     }
@@ -405,6 +562,13 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
         method && owner && method->getNameAsString() == cx_.vocabulary.declaration_method)
       extract_declaration(cx_, *method);
     return true;
+  }
+
+  // Each declaration visited is a step, and where a cut-off walk stood.
+  void note_progress(const Decl& decl) {
+    if (!cx_.work) return;
+    cx_.work->last = decl.getLocation();
+    charge(*cx_.work, 1);
   }
 
  private:

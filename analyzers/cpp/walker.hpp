@@ -7,7 +7,9 @@
 //   guards.cpp        enclosing conditions, loops and early returns
 //   captures.cpp      CUDA-graph captures (CUDAGraph::capture_begin, cudaStreamBeginCapture, ...)
 // Everything reads Clang's AST of one translation unit; only declarations spelled in
-// the main file produce facts (headers are analysed as files of their own).
+// the main file produce facts (headers are analysed as files of their own). A method
+// defined here for a class defined in a header gives an out-of-line class entry
+// (ClassFact::out_of_line) that Project joins to the header's class.
 // Names are rendered in the facts' dotted form: `this->x_`, `x_` and `x_->` all start
 // with `self` ("self.decoder_.step"), `torch::cuda::is_available` is
 // "torch.cuda.is_available", and a constructor is recorded as the method `__init__`.
@@ -19,6 +21,7 @@
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/Stmt.h>
 
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
@@ -37,6 +40,19 @@ struct CaptureRegion {
   unsigned end = 0;
 };
 
+// The work one file's walk may take, in steps (a node visited by a scan that renders names or
+// text, a link of a dotted name), as the Python front end counts them. Linear extractors stay
+// far below it; a file that reaches it is cut off (WorkBudgetExceeded, caught by the walk's
+// caller) and keeps the facts found before that point.
+struct WorkMeter {
+  std::uint64_t steps = 0;
+  std::uint64_t budget = UINT64_MAX;
+  clang::SourceLocation last;  // where the walk stood when a step was last charged with a place
+};
+struct WorkBudgetExceeded {};
+// Charges `steps`; throws WorkBudgetExceeded once the budget is spent.
+void charge(WorkMeter& meter, std::uint64_t steps);
+
 struct Context {
   clang::ASTContext& ast;
   const facts::Vocabulary& vocabulary;
@@ -46,13 +62,14 @@ struct Context {
   // and members that only hold what they were handed (never K/V of the class's own).
   std::set<std::string> kv_by_use;
   std::set<std::string> borrowed_members;
+  WorkMeter* work = nullptr;  // null: unbounded
 };
 
 // ---- walker.cpp: source text, locations, names ----
 bool in_main_file(const Context& cx, clang::SourceLocation at);
 facts::Location location_of(const Context& cx, clang::SourceRange range);
 std::string text_of(const Context& cx, clang::SourceRange range);  // as written, whitespace folded
-unsigned offset_of(const Context& cx, clang::SourceLocation at);    // in the main file
+unsigned offset_of(const Context& cx, clang::SourceLocation at);   // in the main file
 facts::Expression expression_of(const Context& cx, const clang::Expr* expr);
 // The dotted path an expression names: "self.decoder_", "cfg.max_model_len", "kMaxLen"; empty otherwise.
 std::string dotted(const Context& cx, const clang::Expr* expr);
@@ -79,7 +96,21 @@ std::string method_name(const clang::FunctionDecl* function);  // "__init__" for
 const clang::CXXRecordDecl* held_class(clang::QualType type, bool* in_container = nullptr);
 bool is_kv_name(const facts::Vocabulary& vocabulary, std::string_view name);
 bool is_not_kv_name(const facts::Vocabulary& vocabulary,
-                    std::string_view name);                 // rotary tables, conv states
+                    std::string_view name);  // rotary tables, conv states
+// The member of `this` an expression reaches through: `k_cache_` for `this->k_cache_`,
+// `kv_->keys`, `graphs_[bs]`, `kv_cache_[id].key_cache`, `graphs_.back()`; null otherwise.
+const clang::FieldDecl* self_member(const clang::Expr* expr);
+// A K/V store: a class that is no torch::nn::Module and keeps K/V in its members, named as K/V
+// (`k_cache`) or as a keys/values pair (`struct LayerKV { torch::Tensor keys, values; }`).
+bool is_kv_store(const facts::Vocabulary& vocabulary, const clang::CXXRecordDecl* record);
+// A member that holds K/V: named so, one of its store's keys/values pair, or holding a K/V store
+// through an owning pointer, holder or container (`std::shared_ptr<LayerKV> kv_`).
+bool holds_kv(const facts::Vocabulary& vocabulary, const clang::FieldDecl* field);
+// The member `member` of `owner` holds K/V (by name alone when `owner` is unknown).
+bool kv_member(const facts::Vocabulary& vocabulary, const clang::CXXRecordDecl* owner,
+               std::string_view member);
+// The class's qualified name in dotted form ("ns.Decoder"), the key that joins its entries.
+std::string qualified_name(const clang::CXXRecordDecl& record);
 bool is_library_class(const clang::CXXRecordDecl* record);  // std::, torch::, at::, c10::
 // Every statement under `root` (pre-order), for extractors that scan a body.
 template <typename Fn>
@@ -99,14 +130,21 @@ void walk_translation_unit(Context& cx);
 
 // ---- classes.cpp ----
 void extract_class(Context& cx, const clang::CXXRecordDecl& record);
+// The entry of a class defined in another file whose method `first` this file defines.
+facts::ClassFact out_of_line_class(Context& cx, const clang::CXXRecordDecl& definition,
+                                   const clang::FunctionDecl& first);
 void extract_constant(Context& cx, const clang::VarDecl& var);
 void extract_constructions(Context& cx, const clang::FunctionDecl& function);
 void extract_attribute_assignments(Context& cx, const clang::FunctionDecl& function);
 
 // ---- kv_members.cpp ----
 void find_kv_members(Context& cx, const std::vector<const clang::FunctionDecl*>& functions);
-// A member of the class (`k_cache_`, without `self.`) that holds the class's own K/V.
-bool is_kv_member(const Context& cx, std::string_view member);
+// A member of the class (`k_cache_`, without `self.`) that holds the class's own K/V: by name,
+// by use, or holding a K/V store (kv_member, with `owner` when it is known); never a borrowed
+// member (a reference or pointer, or only stored from a parameter: the engine's pool).
+bool is_kv_member(const Context& cx, std::string_view member, const clang::CXXRecordDecl* owner = nullptr);
+// holds_kv, by use too, and never for a borrowed member.
+bool holds_kv(const Context& cx, const clang::FieldDecl* field);
 // The member a value is stored into (`k_ = v`, `k_(v)`, `k_ = register_buffer("k", v)`); empty otherwise.
 std::string stored_member(const Context& cx, const clang::Expr* value);
 
@@ -122,12 +160,15 @@ bool writes_kv(const Context& cx, const clang::CallExpr* call);  // any access
 // ---- cache_sites.cpp ----
 void extract_member_caches(Context& cx, const clang::CXXRecordDecl& record);
 void extract_cache_sites(Context& cx, const clang::FunctionDecl& function);
+// A tensor allocation kept as K/V: in a member holding K/V, or a local named as K/V (`past_k`).
+bool allocates_kv(const Context& cx, const clang::CallExpr* call);
 
 // ---- declarations.cpp ----
 void extract_declaration(Context& cx, const clang::CXXMethodDecl& method);
 
 // ---- guards.cpp ----
-std::vector<facts::Guard> guards_of(const Context& cx, const clang::Stmt* node, const clang::FunctionDecl& function);
+std::vector<facts::Guard> guards_of(const Context& cx, const clang::Stmt* node,
+                                    const clang::FunctionDecl& function);
 
 // ---- captures.cpp ----
 void extract_captures(Context& cx, const clang::FunctionDecl& function);

@@ -7,6 +7,7 @@
 // safe; kCppAnalyzerAbi guards against a stale module next to a newer binary.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -19,7 +20,9 @@
 namespace kvlint::facts {
 
 // Bump when anything below changes shape.
-inline constexpr int kCppAnalyzerAbi = 1;
+inline constexpr int kCppAnalyzerAbi = 6;  // 3: ClassFact::qualified_name, out_of_line; 4: CppAnalysis
+                                           // dependencies, work budget; 5: CppAnalysis syntax errors;
+                                           // 6: CallFact::kv_read_only (in CppAnalysis's facts)
 
 // Where a file's compile command comes from, per project.
 struct CppProjectSettings {
@@ -28,13 +31,27 @@ struct CppProjectSettings {
   // Fallback: these flags, then -I for the file's directory and each of these directories.
   std::vector<std::string> fallback_flags = {"-std=c++17"};
   std::vector<std::filesystem::path> fallback_include_dirs;
+  // The walk's work budget, as the Python front end's (python_frontend.hpp): steps per byte
+  // of the file, at least the minimum. A file that reaches it keeps the facts found before.
+  std::uint64_t work_steps_per_byte = 64;
+  std::uint64_t work_minimum_steps = 4'000'000;
 };
 
 // The command one file is analysed with; also part of its result-cache key.
 struct CppCommand {
-  std::filesystem::path directory;  // working directory of the compile
+  std::filesystem::path directory;     // working directory of the compile
   std::vector<std::string> arguments;  // argv, compiler first, the file included
   bool from_database = false;          // false: the fallback flags
+  // Options of the database entry or the fallback flags left out because they do not change
+  // how the source is read (the ones that write files among them), as written: --verbose.
+  std::vector<std::string> dropped;
+};
+
+// A file an analysis read besides the one analysed: its result holds while the file keeps
+// these bytes.
+struct IncludedFile {
+  std::string path;                // absolute
+  std::uint64_t content_hash = 0;  // XXH3-64 of the bytes the compiler read
 };
 
 struct CppAnalysis {
@@ -45,8 +62,19 @@ struct CppAnalysis {
   std::vector<std::string> missing_headers;  // as written in #include, first few
   std::size_t errors = 0;                    // compiler errors (suppressed in degraded mode)
   std::string first_error;                   // "file.cpp:3:9: unknown type name 'Foo'"
-  // The compiler produced no AST at all (bad flags, unreadable input): facts are empty.
+  // Parse and lexical errors in the file itself, on lines no earlier error explains: a syntax
+  // error of its own, which degraded mode reports rather than suppresses.
+  std::size_t syntax_errors = 0;
+  std::string first_syntax_error;  // "file.cpp:6:23: expected expression"
+  // The compiler produced no AST at all (bad flags, unreadable input, a crash): facts are empty.
   bool failed = false;
+  // What the result depends on besides the file and its command: the project (non-system)
+  // headers it included, and the paths where each missing header was looked for (the result
+  // holds while those stay absent). `dependencies_known` is false when they could not all
+  // be listed: the result must not be reused.
+  std::vector<IncludedFile> included;
+  std::vector<std::string> absent;
+  bool dependencies_known = false;
 };
 
 class CppAnalyzer {
@@ -67,6 +95,6 @@ class CppAnalyzer {
 }  // namespace kvlint::facts
 
 // The module's one exported symbol. Returns null when `abi` differs from the module's.
-extern "C" kvlint::facts::CppAnalyzer* kvlint_make_cpp_analyzer(int abi, const kvlint::facts::Vocabulary* vocabulary,
-                                                                const kvlint::facts::CppProjectSettings* settings);
+extern "C" kvlint::facts::CppAnalyzer* kvlint_make_cpp_analyzer(
+    int abi, const kvlint::facts::Vocabulary* vocabulary, const kvlint::facts::CppProjectSettings* settings);
 using KvlintMakeCppAnalyzer = decltype(&kvlint_make_cpp_analyzer);

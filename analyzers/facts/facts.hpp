@@ -345,6 +345,14 @@ struct ClassFact {
   // the byte just after the body's last statement line (its newline included).
   std::string body_indent;
   uint32_t body_end_byte = 0;
+  // C++: the qualified name in dotted form ("ns.Decoder"); empty for Python. One C++ class is
+  // one class across translation units: Project joins the entries with equal qualified names.
+  std::string qualified_name;
+  // C++: the class is defined in another file (a header) and this file defines methods of it
+  // out of line (`Decoder::Decoder(int64_t layers) { ... }`). This entry carries those methods
+  // and the bases as the definition spells them; the file's sites, hops and assignments name it
+  // as their owner_class. Project joins it to the definition (see Project::parts).
+  bool out_of_line = false;
 };
 
 struct ImportFact {

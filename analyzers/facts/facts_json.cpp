@@ -260,7 +260,9 @@ json to_json(const FileFacts& f) {
                        {"bases", bases},
                        {"methods", methods},
                        {"body_indent", c.body_indent},
-                       {"body_end_byte", c.body_end_byte}});
+                       {"body_end_byte", c.body_end_byte},
+                       {"qualified_name", c.qualified_name},
+                       {"out_of_line", c.out_of_line}});
   }
 
   json& functions = j["functions"] = json::array();
@@ -429,6 +431,8 @@ FileFacts file_facts_from_json(const json& j) {
     for (const auto& m : c.at("methods")) cls.methods.push_back(r.method(m));
     cls.body_indent = c.at("body_indent").get<std::string>();
     cls.body_end_byte = c.at("body_end_byte").get<uint32_t>();
+    cls.qualified_name = c.at("qualified_name").get<std::string>();
+    cls.out_of_line = c.at("out_of_line").get<bool>();
     f.classes.push_back(std::move(cls));
   }
   for (const auto& fn : j.at("functions")) f.functions.push_back(r.method(fn));

@@ -15,8 +15,9 @@ namespace kvlint::facts {
 // 6: specs' unpacked arguments, suppressions' malformed flag.
 // 7: byte positions for fixes (suppression spans, class body end and indent, import point).
 // 8: the file's language.
-// 9: calls' kv_read_only.
-inline constexpr int kFactsJsonVersion = 9;
+// 9: C++ classes' qualified name and out-of-line entries.
+// 10: calls' kv_read_only.
+inline constexpr int kFactsJsonVersion = 10;
 
 nlohmann::json to_json(const FileFacts& facts);
 // Throws nlohmann::json::exception (or std::invalid_argument for an unknown

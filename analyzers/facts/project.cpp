@@ -70,14 +70,56 @@ struct Project::Index {
   std::unordered_map<const ClassFact*, std::vector<Built>> constructions;
   std::deque<OwnershipHop> parameter_hops;  // stable addresses for Holder::hop
   std::unordered_map<const ClassFact*, std::vector<Holder>> parameter_holders_of;
+  // C++ out-of-line entries: the class each is part of, and each class's parts (itself first).
+  std::unordered_map<const ClassFact*, ClassRef> joined_to;
+  std::unordered_map<const ClassFact*, std::vector<ClassRef>> parts;
 };
+
+namespace {
+
+std::string_view directory_of(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash + 1);
+}
+
+// The definition an out-of-line entry in `from` belongs to: the one in the same directory
+// (dec.h beside dec.cpp) when there are several with its qualified name, else the first.
+ClassRef definition_for(const std::vector<ClassRef>& definitions, const FileFacts& from) {
+  if (definitions.empty()) return {};
+  for (const ClassRef& d : definitions)
+    if (directory_of(d.file->path) == directory_of(from.path)) return d;
+  return definitions.front();
+}
+
+}  // namespace
 
 Project::Project(std::vector<FileFacts> files, Vocabulary vocabulary)
     : files_(std::move(files)), vocabulary_(std::move(vocabulary)), index_(std::make_unique<Index>()) {
   auto& ix = *index_;
+  // One C++ class is one class across translation units: the entries of the .cpp files that
+  // define its methods out of line join the header's definition by qualified name. Without an
+  // analysed definition the first such entry stands for the class.
+  std::unordered_map<std::string, std::vector<ClassRef>> definitions;
+  for (const auto& file : files_)
+    if (file.language == Language::Cpp)
+      for (const auto& cls : file.classes)
+        if (!cls.out_of_line && !cls.qualified_name.empty())
+          definitions[cls.qualified_name].push_back(ClassRef{&file, &cls});
+  std::unordered_map<std::string, ClassRef> stand_ins;
   for (const auto& file : files_) {
     for (const auto& cls : file.classes) {
       ClassRef ref{&file, &cls};
+      if (file.language == Language::Cpp && cls.out_of_line) {
+        ClassRef joined = definition_for(definitions[cls.qualified_name], file);
+        if (!joined) joined = stand_ins.try_emplace(cls.qualified_name, ref).first->second;
+        if (!(joined == ref)) {
+          ix.joined_to.emplace(&cls, joined);
+          auto& parts = ix.parts[joined.cls];
+          if (parts.empty()) parts.push_back(joined);
+          parts.push_back(ref);
+          continue;
+        }
+      }
       classes_.push_back(ref);
       ix.by_simple_name[cls.name].push_back(ref);
     }
@@ -135,8 +177,24 @@ std::vector<FileFacts> Project::release_files() && {
 ClassRef Project::class_of(const FileFacts& file, std::string_view simple) const {
   if (simple.empty()) return {};
   for (const auto& cls : file.classes)
-    if (cls.name == simple) return ClassRef{&file, &cls};
+    if (cls.name == simple) {
+      auto joined = index_->joined_to.find(&cls);
+      return joined == index_->joined_to.end() ? ClassRef{&file, &cls} : joined->second;
+    }
   return {};
+}
+
+std::vector<ClassRef> Project::parts(ClassRef cls) const {
+  if (!cls) return {};
+  auto it = index_->parts.find(cls.cls);
+  return it == index_->parts.end() ? std::vector<ClassRef>{cls} : it->second;
+}
+
+std::vector<CodeRef> Project::methods_of(ClassRef cls) const {
+  std::vector<CodeRef> out;
+  for (ClassRef part : parts(cls))
+    for (const auto& m : part.cls->methods) out.push_back(CodeRef{part.file, cls, &m});
+  return out;
 }
 
 ClassRef Project::find_class(std::string_view name, const FileFacts* from) const {
@@ -353,13 +411,22 @@ std::vector<const AttributeAssignment*> Project::attribute_assignments_of(ClassR
 
 const Constant* Project::constant(const FileFacts& file, std::string_view owner_class,
                                   std::string_view name) const {
-  const Constant* module_level = nullptr;
-  for (const auto& c : file.constants) {
-    if (c.name != name) continue;
-    if (!owner_class.empty() && c.owner_class == owner_class) return &c;
-    if (c.owner_class.empty()) module_level = &c;
+  // The file itself, then the other files of the owner class (a .cpp reads its header's
+  // constants): class constants first, then namespace-level ones.
+  std::vector<const FileFacts*> files{&file};
+  for (ClassRef part : parts(class_of(file, owner_class)))
+    if (std::find(files.begin(), files.end(), part.file) == files.end()) files.push_back(part.file);
+  if (!owner_class.empty())
+    for (const FileFacts* f : files)
+      for (const auto& c : f->constants)
+        if (c.name == name && c.owner_class == owner_class) return &c;
+  for (const FileFacts* f : files) {
+    const Constant* module_level = nullptr;
+    for (const auto& c : f->constants)
+      if (c.name == name && c.owner_class.empty()) module_level = &c;  // the last one in a file wins
+    if (module_level) return module_level;
   }
-  return module_level;
+  return nullptr;
 }
 
 // ---- following code ----------------------------------------------------------
@@ -367,8 +434,8 @@ const Constant* Project::constant(const FileFacts& file, std::string_view owner_
 CodeRef Project::find_method(ClassRef cls, std::string_view name) const {
   if (!cls) return {};
   auto look = [&](ClassRef c) -> CodeRef {
-    for (const auto& m : c.cls->methods)
-      if (m.name == name) return CodeRef{c.file, c, &m};
+    for (const CodeRef& m : methods_of(c))
+      if (m.method->name == name) return m;
     return {};
   };
   if (CodeRef here = look(cls)) return here;
@@ -385,8 +452,12 @@ CodeRef Project::code_at(const FileFacts& file, std::string_view owner_class, st
   }
   ClassRef cls = class_of(file, owner_class);
   if (!cls) return {};
-  for (const auto& m : cls.cls->methods)
-    if (m.name == method) return CodeRef{&file, cls, &m};
+  // The method as defined in `file` first: a method's sites are facts of the file defining it.
+  std::vector<CodeRef> methods = methods_of(cls);
+  for (const CodeRef& m : methods)
+    if (m.method->name == method && m.file == &file) return m;
+  for (const CodeRef& m : methods)
+    if (m.method->name == method) return m;
   return {};
 }
 
@@ -642,7 +713,7 @@ std::vector<Invocation> Project::invocations_of(ClassRef cls, std::string_view m
     }
   };
   for (ClassRef c : classes_)
-    for (const auto& m : c.cls->methods) scan(CodeRef{c.file, c, &m});
+    for (const CodeRef& m : methods_of(c)) scan(m);
   for (const auto& file : files_)
     for (const auto& f : file.functions) scan(CodeRef{&file, {}, &f});
   return out;
@@ -656,7 +727,8 @@ std::vector<std::string> Project::self_callers(ClassRef cls, std::string_view me
   for (bool grew = true; grew;) {
     grew = false;
     for (ClassRef c : chain)
-      for (const auto& m : c.cls->methods) {
+      for (const CodeRef& code : methods_of(c)) {
+        const MethodFact& m = *code.method;
         if (std::find(out.begin(), out.end(), m.name) != out.end()) continue;
         const bool calls_one = std::any_of(m.calls.begin(), m.calls.end(), [&](const CallFact& call) {
           const auto parts = split_dotted(call.callee);

@@ -106,7 +106,16 @@ class Project {
   // A class by resolved (dotted) or simple name, seen from `from` (same file first,
   // then a file whose module name matches the dotted prefix, then any unique match).
   ClassRef find_class(std::string_view name, const FileFacts* from = nullptr) const;
+  // The class `simple` names in `file`: one defined there, or a C++ class whose methods the file
+  // defines out of line, which is the class its header defines (see parts()).
   ClassRef class_of(const FileFacts& file, std::string_view simple) const;
+  // The entries one class has across files, itself first: a C++ class defined in a header and
+  // the out-of-line entries of the .cpp files that define its methods (ClassFact::out_of_line),
+  // joined by qualified name. classes() holds only the first; every lookup by class (sites,
+  // hops, holders, methods) covers them all. A Python class has one entry.
+  std::vector<ClassRef> parts(ClassRef cls) const;
+  // The methods of the class itself (all its parts), each with the file that defines it.
+  std::vector<CodeRef> methods_of(ClassRef cls) const;
 
   // Bases resolved within the project, breadth first, the class itself excluded.
   std::vector<ClassRef> ancestors(ClassRef cls) const;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyzers/facts/line_ends.hpp"
 #include "analyzers/python/syntax.hpp"
 #include "analyzers/python/walker.hpp"
 
@@ -62,6 +63,14 @@ facts::FileFacts PythonAnalyzer::analyze(std::string_view path, std::string_view
   if (source.size() > UINT32_MAX) {
     out.parse_problems.push_back({facts::Location{out.path, 1, 1, 1, 1}, "file too large to parse"});
     return out;
+  }
+  // The grammar ends lines and comments only at "\n"; Python also ends them at a lone "\r". The
+  // walk reads a copy with each lone "\r" made "\n" (same length, so every byte offset and
+  // column holds for the file as it is).
+  std::string with_lf;
+  if (facts::has_lone_cr(source)) {
+    with_lf = facts::lone_cr_as_lf(source);
+    source = with_lf;
   }
   TreePtr tree(ts_parser_parse_string(impl_->parser.get(), nullptr, source.data(),
                                       static_cast<uint32_t>(source.size())));

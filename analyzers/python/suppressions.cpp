@@ -22,7 +22,9 @@ void FileWalker::on_comment(TSNode node) {
 // it, else the comment and the blanks before it (so `x = 1  # kvlint: ...` becomes `x = 1`).
 void FileWalker::fill_suppression_spans(TSNode comment, facts::Suppression& s) const {
   const uint32_t start = ts_node_start_byte(comment);
-  const uint32_t end = ts_node_end_byte(comment);
+  uint32_t end = ts_node_end_byte(comment);
+  // The grammar keeps a CRLF line's "\r" in the comment; it belongs to the line end.
+  while (end > start && src_[end - 1] == '\r') --end;
   s.span = {start, end};
   uint32_t before = start;
   while (before > 0 && (src_[before - 1] == ' ' || src_[before - 1] == '\t')) --before;

@@ -225,8 +225,8 @@ const facts::MethodFact* find_method(const facts::Project& project, facts::Class
   std::vector<facts::ClassRef> lineage{cls};
   for (facts::ClassRef a : project.ancestors(cls)) lineage.push_back(a);
   for (facts::ClassRef c : lineage)
-    for (const auto& m : c.cls->methods)
-      if (m.name == name) return &m;
+    for (const facts::CodeRef& m : project.methods_of(c))
+      if (m.method->name == name) return m.method;
   return nullptr;
 }
 

@@ -103,7 +103,8 @@ bool sizes_batch_from_input(const facts::Project& project, const facts::FileFact
   // Read straight from a parameter of the enclosing method.
   facts::ClassRef cls = project.class_of(file, site.owner_class);
   if (!cls) return false;
-  for (const auto& m : cls.cls->methods) {
+  for (const facts::CodeRef& code : project.methods_of(cls)) {
+    const facts::MethodFact& m = *code.method;
     if (m.name != site.method) continue;
     for (const auto& name : arg.value.names) {
       std::string_view head = std::string_view(name).substr(0, name.find('.'));

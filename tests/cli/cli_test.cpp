@@ -1,4 +1,5 @@
 // End-to-end tests of the kvlint binary (KVLINT_BINARY) on temporary trees.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -246,6 +247,38 @@ TEST(Cli, CheckingOneFileGivesTheFindingsOfCheckingItsProject) {
   EXPECT_EQ(parse_json(whole)["findings"].size(), 0u) << whole.out;
   EXPECT_EQ(one.exit_code, 0) << one.out << one.err;
   EXPECT_EQ(parse_json(one)["findings"].size(), 0u) << one.out;
+}
+
+// Lines end at "\n", "\r\n" and a lone "\r" alike: the same module written with each gives the
+// same findings at the same lines, with the same fingerprints (a baseline survives a change of
+// line endings), and the excerpt shows the finding's own line.
+TEST(Cli, EveryLineEndingGivesTheSameFindingsAndFingerprints) {
+  const std::string module =
+      "from torch import nn\nfrom transformers import DynamicCache\n\n\nclass Talker(nn.Module):\n"
+      "    def forward(self, x):\n        # one cache per call\n        self.cache = DynamicCache()\n"
+      "        return x  # kvlint: ignore[KV202] no rows here\n";
+  std::vector<std::string> seen;
+  for (const std::string eol : {"\n", "\r\n", "\r"}) {
+    std::string text;
+    for (char c : module) text += c == '\n' ? eol : std::string(1, c);
+    TempDir dir;
+    dir.write("kvlint.toml", "");
+    dir.write("m.py", text);
+    const CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "m.py"});
+    const json report = parse_json(run);
+    std::string summary;
+    for (const auto& f : report["findings"])
+      summary += fmt::format("{}:{}:{}:{} ", f["code"].get<std::string>(), f["line"].get<int>(),
+                             f["column"].get<int>(), f["fingerprint"].get<std::string>());
+    EXPECT_TRUE(report["diagnostics"].empty()) << run.out;
+    seen.push_back(summary);
+    const CliRun text_run = kvlint(dir.path(), {"check", "--no-cache", "m.py"});
+    EXPECT_THAT(text_run.out, HasSubstr("8 |         self.cache = DynamicCache()\n")) << text_run.out;
+  }
+  EXPECT_THAT(seen[0], HasSubstr("KV101:8:22:"));
+  EXPECT_THAT(seen[0], HasSubstr("KV903:9:"));
+  EXPECT_EQ(seen[1], seen[0]);
+  EXPECT_EQ(seen[2], seen[0]);
 }
 
 TEST(Cli, WithoutAConfigFileFingerprintsDoNotDependOnTheSubsetNamed) {

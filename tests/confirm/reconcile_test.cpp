@@ -467,5 +467,112 @@ TEST(Reconcile, NoRT003WhenTheOwnerAllocatesOrThePathFailedOrKV301SaysIt) {
   EXPECT_TRUE(report.runtime_findings.empty());
 }
 
+// A cache built several frames below the call a finding names: the harness's innermost frame is
+// a vendored helper (another file, another owner); the finding's line and owner are on its chain.
+std::string chained_cache_line(std::string path, int concurrency, int64_t rows, int64_t bytes_per_row) {
+  return fmt::format(
+      R"({{"event":"cache","model":"m","path":"{}","concurrency":{},"class":"DynamicCache","file":"/kvlint-test-nonexistent/pkg/vendored.py","line":300,"owner":"Backbone","rows":{},"positions":8,"layers":2,"bytes":{},"bytes_per_row":{},"objects":{},"chain":[{{"file":"/kvlint-test-nonexistent/pkg/vendored.py","line":300,"owner":"Backbone"}},{{"file":"{}","line":85,"owner":"VAEModel"}},{{"file":"/kvlint-test-nonexistent/boot/entry.py","line":12,"owner":null}}]}})",
+      path, concurrency, rows, rows * bytes_per_row, bytes_per_row, rows, kFile);
+}
+
+TEST(Reconcile, AFindingOnTheCreatingChainIsConfirmedAndNotAlsoRT001) {
+  auto run =
+      make_run("vae", {"VAEModel"}, {chained_cache_line("streaming", 4, 4, 7168), done_line("streaming", 4)});
+  auto report = reconcile({finding("KV102", 85, "VAEModel")}, {run}, {});
+  const auto& r = only(report);
+  EXPECT_EQ(r.verdict, Verdict::Confirmed) << r.evidence.summary;
+  ASSERT_TRUE(r.evidence.observed);
+  EXPECT_EQ(r.evidence.observed->rows, 4);
+  EXPECT_EQ(r.evidence.observed->bytes_per_row, 7168);
+  EXPECT_TRUE(report.runtime_findings.empty()) << report.runtime_findings.front().message;
+}
+
+TEST(Reconcile, AFindingWhoseOwnerIsOnTheChainIsConfirmedAtAnotherLine) {
+  // The finding names the call in a loop the chain records at another line of the same class.
+  auto run =
+      make_run("vae", {"VAEModel"}, {chained_cache_line("streaming", 1, 1, 7168), done_line("streaming", 1)});
+  auto report = reconcile({finding("KV102", 90, "VAEModel")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Confirmed) << only(report).evidence.summary;
+  EXPECT_NE(only(report).evidence.summary.find("VAEModel on its call chain"), std::string::npos);
+  // An unrelated owner stays refuted: nothing on a completed path passed through it.
+  auto other = reconcile({finding("KV102", 90, "Other")},
+                         {make_run("other", {"Other"},
+                                   {chained_cache_line("streaming", 1, 1, 7168), done_line("streaming", 1)})},
+                         {});
+  EXPECT_EQ(only(other).verdict, Verdict::Refuted);
+}
+
+TEST(Reconcile, NoRT001ForACacheWhoseChainPassesAClassAKV302Names) {
+  // Qwen3-TTS under enforce_eager: the decoder's per-chunk caches are created in helpers of the
+  // class the KV302 names; that finding covers them, RT001 would say it twice.
+  auto run = make_run("vae", {"VAEModel"},
+                      {chained_cache_line("enforce_eager", 1, 1, 7168), done_line("enforce_eager", 1)});
+  auto report = reconcile({finding("KV302", 40, "VAEModel")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Confirmed) << only(report).evidence.summary;
+  EXPECT_TRUE(report.runtime_findings.empty());
+  // Without the finding, the same cache is an RT001.
+  auto unflagged = reconcile({}, {run}, {});
+  ASSERT_EQ(unflagged.runtime_findings.size(), 1u);
+  EXPECT_EQ(unflagged.runtime_findings.front().code, "RT001");
+}
+
+TEST(Reconcile, RT001ReportsTheWidestObservationOfItsSite) {
+  auto run = make_run("m", {"Dec"},
+                      {cache_line("p", 1, 12, "Dec", 1, 64), done_line("p", 1),
+                       cache_line("p", 4, 12, "Dec", 4, 64), done_line("p", 4)});
+  auto report = reconcile({}, {run}, {});
+  ASSERT_EQ(report.runtime_findings.size(), 1u);
+  ASSERT_TRUE(report.runtime_findings.front().evidence.observed);
+  EXPECT_EQ(report.runtime_findings.front().evidence.observed->rows, 4);
+  EXPECT_EQ(report.runtime_findings.front().evidence.concurrency, 4);
+}
+
+TEST(Reconcile, RT001NamesNoCacheThatNeverHeldAByte) {
+  auto run = make_run("m", {"Dec"}, {cache_line("p", 1, 12, "Dec", 1, 0), done_line("p", 1)});
+  auto empty = reconcile({}, {run}, {});
+  EXPECT_TRUE(empty.runtime_findings.empty());
+  auto holding =
+      reconcile({}, {make_run("m", {"Dec"}, {cache_line("p", 1, 12, "Dec", 1, 64), done_line("p", 1)})}, {});
+  ASSERT_EQ(holding.runtime_findings.size(), 1u);
+  EXPECT_EQ(holding.runtime_findings.front().code, "RT001");
+}
+
+TEST(Reconcile, RT004WhenObservedRowsExceedTheDeclaredRows) {
+  // FIXED rows_fixed=1 held 3 rows (24 MiB) at concurrency 3, and no static finding says so.
+  constexpr int64_t kEight = 8 * 1024 * 1024;
+  auto run = make_run("m", {"Map"},
+                      {cache_line("generate", 3, 20, "Map", 3, kEight),
+                       declaration_line("generate", 3, "Map", "FIXED", 1, kEight), done_line("generate", 3)});
+  auto report = reconcile({}, {run}, {});
+  ASSERT_EQ(report.runtime_findings.size(), 1u);
+  const auto& rt = report.runtime_findings.front();
+  EXPECT_EQ(rt.code, "RT004");
+  EXPECT_EQ(rt.name, "declared-rows-drift");
+  EXPECT_NE(rt.message.find("observed 3 rows (24.00 MiB"), std::string::npos) << rt.message;
+  EXPECT_EQ(report.exit_code(), 1);
+  // Rows within the declaration: silent. A KV202 on the owner says it instead.
+  auto within =
+      make_run("m", {"Map"},
+               {cache_line("generate", 3, 20, "Map", 3, kEight),
+                declaration_line("generate", 3, "Map", "MAX_NUM_SEQS", 3, kEight), done_line("generate", 3)});
+  EXPECT_TRUE(reconcile({}, {within}, {}).runtime_findings.empty());
+  auto flagged = reconcile({finding("KV202", 20, "Map")}, {run}, {});
+  EXPECT_TRUE(flagged.runtime_findings.empty());
+  EXPECT_EQ(only(flagged).verdict, Verdict::Confirmed);
+}
+
+TEST(Reconcile, RT004WhenAMaxNumSeqsDeclarationsRowsStayFixedAsConcurrencyGrows) {
+  auto run = make_run(
+      "m", {"Talker"},
+      {cache_line("generate", 1, 20, "Talker", 1, 4096),
+       declaration_line("generate", 1, "Talker", "MAX_NUM_SEQS", 1, 4096), done_line("generate", 1),
+       cache_line("generate", 4, 20, "Talker", 1, 4096),
+       declaration_line("generate", 4, "Talker", "MAX_NUM_SEQS", 4, 4096), done_line("generate", 4)});
+  auto report = reconcile({}, {run}, {});
+  ASSERT_EQ(report.runtime_findings.size(), 1u);
+  EXPECT_EQ(report.runtime_findings.front().code, "RT004");
+  EXPECT_NE(report.runtime_findings.front().message.find("do not grow"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kvlint::confirm

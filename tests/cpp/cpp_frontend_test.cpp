@@ -6,64 +6,35 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/cpp/cli_run.hpp"
 #include "tests/engine/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using kvlint::testing::CliRun;
+using kvlint::testing::codes_in;
+using kvlint::testing::diagnostic_kinds;
+using kvlint::testing::has;
 using kvlint::testing::quote;
+using kvlint::testing::report;
 using kvlint::testing::slurp;
 using kvlint::testing::TempDir;
 
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
+// The executable, as `kvlint` in the tests below.
 CliRun kvlint(const fs::path& cwd, const std::vector<std::string>& args, const std::string& env = "") {
-  TempDir capture;
-  std::string command = "cd " + quote(cwd.string()) + " && " + env + " " + quote(KVLINT_BINARY);
-  for (const auto& a : args) command += " " + quote(a);
-  command += " >" + quote((capture.path() / "out").string()) + " 2>" + quote((capture.path() / "err").string());
-  const int status = std::system(command.c_str());
-  CliRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = slurp(capture.path() / "out");
-  run.err = slurp(capture.path() / "err");
-  return run;
-}
-
-json report(const CliRun& run) {
-  try {
-    return json::parse(run.out);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "not JSON: " << e.what() << "\n" << run.out << run.err;
-    return json::object();
-  }
-}
-
-std::vector<std::string> codes_in(const json& r, const std::string& file_part) {
-  std::vector<std::string> out;
-  for (const auto& f : r.value("findings", json::array()))
-    if (f.dump().find(file_part) != std::string::npos) out.push_back(f.value("code", ""));
-  return out;
-}
-
-std::vector<std::string> diagnostic_kinds(const json& r, const std::string& file_part) {
-  std::vector<std::string> out;
-  for (const auto& d : r.value("diagnostics", json::array()))
-    if (d.value("path", "").find(file_part) != std::string::npos) out.push_back(d.value("kind", ""));
-  return out;
+  return kvlint::testing::run_kvlint(cwd, args, env);
 }
 
 // The codes of the findings reported at `path` (not those that only mention it).
@@ -74,31 +45,35 @@ std::vector<std::string> codes_at(const json& r, const std::string& path) {
   return out;
 }
 
-bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
 // A self-contained stand-in for LibTorch (so the file compiles with full types) reachable
 // only through the compile database's -I flag; without it <torch/torch.h> is missing and
 // the degraded-mode declarations take its place.
 constexpr const char* kTensorHeader = R"cpp(#pragma once
-namespace torch {
-struct Tensor {};
-template <class... A> Tensor zeros(A...) { return {}; }
-namespace nn { struct Module {}; }
-}  // namespace torch
+                                            namespace torch {
+                                            struct Tensor {};
+                                            template <class... A>
+                                            Tensor zeros(A...) {
+                                              return {};
+                                            }
+                                            namespace nn {
+                                            struct Module {};
+                                            }  // namespace nn
+                                            }  // namespace torch
 )cpp";
 
 constexpr const char* kModelSource = R"cpp(#include <torch/torch.h>
-struct Decoder : torch::nn::Module {
-  Decoder() { k_cache_ = torch::zeros(4, 1024); }
-  torch::Tensor k_cache_;
-};
+                                           struct Decoder : torch::nn::Module {
+                                             Decoder() { k_cache_ = torch::zeros(4, 1024); }
+                                             torch::Tensor k_cache_;
+                                           };
 )cpp";
 
 std::string compile_database(const fs::path& root, const std::string& file) {
   json db = json::array();
-  db.push_back({{"directory", root.string()},
-                {"file", file},
-                {"arguments", {"clang++", "-std=c++17", "-I" + (root / "third_party").string(), "-c", file}}});
+  db.push_back(
+      {{"directory", root.string()},
+       {"file", file},
+       {"arguments", {"clang++", "-std=c++17", "-I" + (root / "third_party").string(), "-c", file}}});
   return db.dump(2);
 }
 
@@ -136,6 +111,119 @@ TEST(CppFrontEnd, CompileDatabaseGivesFullTypesFallbackDegrades) {
   EXPECT_TRUE(has(diagnostic_kinds(r, "nowhere"), "config")) << r.dump();
 }
 
+// A stand-in LibTorch that, like the real one, brings the fixed-width integer types.
+constexpr const char* kTorchWithIntegers = R"cpp(#pragma once
+#include <cstdint>
+#include <initializer_list>
+                                                 namespace torch {
+                                                 struct Tensor {
+                                                   template <class... A>
+                                                   Tensor narrow(A...) const {
+                                                     return {};
+                                                   }
+                                                   template <class... A>
+                                                   Tensor copy_(A...) const {
+                                                     return {};
+                                                   }
+                                                 };
+                                                 inline Tensor zeros(std::initializer_list<int64_t>) {
+                                                   return {};
+                                                 }
+                                                 inline Tensor cat(std::initializer_list<Tensor>, int64_t) {
+                                                   return {};
+                                                 }
+                                                 namespace nn {
+                                                 struct Module {};
+                                                 }  // namespace nn
+                                                 }  // namespace torch
+)cpp";
+
+// The class in the header, its methods in the .cpp (the normal C++ layout).
+constexpr const char* kDecoderHeader = R"cpp(#pragma once
+#include <torch/torch.h>
+                                             namespace talker {
+                                             class Decoder : public torch::nn::Module {
+                                              public:
+                                               explicit Decoder(int64_t layers);
+                                               void step(const torch::Tensor& k);
+
+                                              private:
+                                               torch::Tensor k_cache_;
+                                               torch::Tensor past_keys_;
+                                             };
+                                             }  // namespace talker
+)cpp";
+
+constexpr const char* kDecoderSource = R"cpp(#include "decoder.h"
+                                             namespace talker {
+                                             Decoder::Decoder(int64_t layers) {
+                                               k_cache_ = torch::zeros({layers, 4096, 8, 64});
+                                             }
+                                             void Decoder::step(const torch::Tensor& k) {
+                                               past_keys_ = torch::cat({past_keys_, k}, 2);
+                                             }
+                                             }  // namespace talker
+)cpp";
+
+std::vector<std::string> finding_lines(const json& r) {
+  std::vector<std::string> out;
+  for (const auto& f : r.value("findings", json::array()))
+    out.push_back(f.value("code", "") + " " + f.value("path", "") + ":" + std::to_string(f.value("line", 0)));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// One class across the header and the .cpp: the constructor's K/V and the step's growth are
+// the header's class's, in degraded mode and with a compile database (which lists the .cpp
+// only; the header's command is inferred from it), with the same findings.
+TEST(CppFrontEnd, AClassInAHeaderWithMethodsInTheSourceIsOneClass) {
+  TempDir dir;
+  dir.write("third_party/torch/torch.h", kTorchWithIntegers);
+  dir.write("src/decoder.h", kDecoderHeader);
+  dir.write("src/decoder.cpp", kDecoderSource);
+  const std::vector<std::string> expected = {"KV101 src/decoder.cpp:4", "KV101 src/decoder.cpp:7"};
+
+  CliRun degraded = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "src"});
+  json r = report(degraded);
+  EXPECT_EQ(finding_lines(r), expected) << degraded.out << degraded.err;
+  EXPECT_TRUE(has(diagnostic_kinds(r, "decoder.cpp"), "degraded")) << degraded.out;
+  for (const auto& f : r.value("findings", json::array()))
+    EXPECT_NE(f.value("message", "").find("`Decoder`"), std::string::npos) << f.dump();
+
+  dir.write("compile_commands.json", compile_database(dir.path(), "src/decoder.cpp"));
+  CliRun full = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "src"});
+  r = report(full);
+  EXPECT_EQ(finding_lines(r), expected) << full.out << full.err;
+  EXPECT_TRUE(diagnostic_kinds(r, "decoder.cpp").empty()) << full.out;
+  EXPECT_TRUE(diagnostic_kinds(r, "decoder.h").empty()) << full.out;
+
+  // The .cpp alone names the class it defines methods of; its header is found and analysed
+  // (the class's members and bases are the header's).
+  CliRun alone = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "src/decoder.cpp"});
+  EXPECT_EQ(finding_lines(report(alone)), expected) << alone.out << alone.err;
+}
+
+// Without a database, a project's own header named from the project root is found (the
+// fallback include path ends with the root), so only what is really missing is stubbed.
+TEST(CppFrontEnd, FallbackFindsHeadersNamedFromTheProjectRoot) {
+  TempDir dir;
+  dir.write("kvlint.toml", "");
+  dir.write("engine/csrc/attention.h",
+            "#pragma once\n#include <torch/torch.h>\nstruct Attention : torch::nn::Module {\n"
+            "  Attention() { k_cache_ = torch::zeros({4, 1024}); }\n  torch::Tensor k_cache_;\n};\n");
+  dir.write(
+      "engine/csrc/model.cpp",
+      "#include \"engine/csrc/attention.h\"\nstruct Model : torch::nn::Module {\n  Attention attention;\n"
+      "  Model() { v_cache_ = torch::zeros({4, 1024}); }\n  torch::Tensor v_cache_;\n};\n");
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "engine/csrc/model.cpp"});
+  json r = report(run);
+  std::string degraded;
+  for (const auto& d : r.value("diagnostics", json::array()))
+    if (d.value("kind", "") == "degraded") degraded = d.value("message", "");
+  EXPECT_NE(degraded.find("torch/torch.h"), std::string::npos) << run.out;
+  EXPECT_EQ(degraded.find("attention.h"), std::string::npos) << degraded;
+}
+
 TEST(CppFrontEnd, DegradedModeIsNotedInTextJsonAndSarif) {
   const fs::path fixture =
       fs::path(KVLINT_SOURCE_DIR) / "rules/kv101_undeclared_cache/fixtures/fire_cpp_kv_tensor_members.cpp";
@@ -166,8 +254,9 @@ TEST(CppFrontEnd, WithTheLibTorchHeadersTheRealTypesAreUsed) {
   const fs::path include = libtorch_include();
   if (include.empty()) GTEST_SKIP() << "no runtime environment with a torch wheel (runtime/setup-env)";
   TempDir dir;
-  fs::copy_file(fs::path(KVLINT_SOURCE_DIR) / "rules/kv101_undeclared_cache/fixtures/fire_cpp_kv_tensor_members.cpp",
-                dir.path() / "decoder.cpp");
+  fs::copy_file(
+      fs::path(KVLINT_SOURCE_DIR) / "rules/kv101_undeclared_cache/fixtures/fire_cpp_kv_tensor_members.cpp",
+      dir.path() / "decoder.cpp");
   json db = json::array();
   db.push_back({{"directory", dir.path().string()},
                 {"file", "decoder.cpp"},
@@ -270,13 +359,81 @@ TEST(CppFrontEnd, AFileThatDoesNotCompileIsReportedAndTheRunGoesOn) {
   EXPECT_EQ(run.exit_code, 1);
 }
 
+// --fix never edits a C++ file that does not compile, as it never edits a Python file with syntax
+// errors; the same file, compiling, gets the fix (a code the suppression did not need removed).
+TEST(CppFrontEnd, FixLeavesAFileThatDoesNotCompileAlone) {
+  TempDir dir;
+  dir.write("kvlint.toml", "");
+  dir.write("third_party/torch/torch.h", kTensorHeader);
+  const std::string good = R"cpp(#include <torch/torch.h>
+struct Decoder : torch::nn::Module {
+  Decoder() { k_cache_ = torch::zeros(4, 1024); }  // kvlint: ignore[KV101, KV202] legacy
+  torch::Tensor k_cache_;
+};
+)cpp";
+  std::string broken = good;
+  broken.replace(broken.find("  torch::Tensor k_cache_;"), 25,
+                 "  void step() { int x = ; }\n  torch::Tensor k_cache_;");
+  json db = json::array();
+  for (const char* file : {"good.cpp", "broken.cpp"})
+    db.push_back(
+        {{"directory", dir.path().string()},
+         {"file", file},
+         {"arguments", {"clang++", "-std=c++17", "-I" + (dir.path() / "third_party").string(), "-c", file}}});
+  dir.write("compile_commands.json", db.dump());
+  dir.write("good.cpp", good);
+  dir.write("broken.cpp", broken);
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--fix", "good.cpp", "broken.cpp"});
+  EXPECT_NE(run.err.find("broken.cpp: not fixed: the file has syntax errors"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("fixed 1 finding in 1 file"), std::string::npos) << run.err;
+  EXPECT_EQ(slurp(dir.path() / "broken.cpp"), broken);
+  std::string fixed = good;
+  fixed.replace(fixed.find(", KV202"), 7, "");
+  EXPECT_EQ(slurp(dir.path() / "good.cpp"), fixed);
+}
+
+// Degraded mode hides the errors a missing header causes, not a syntax error of the file's own:
+// that is a compile-error (a warning in every format) and --fix leaves the file alone. The same
+// file without it is only degraded, and fixed.
+TEST(CppFrontEnd, ASyntaxErrorInADegradedFileIsReportedAndNotFixed) {
+  TempDir dir;
+  dir.write("kvlint.toml", "");
+  const std::string good = R"cpp(#include <torch/torch.h>
+#include <project/missing_macros.h>
+EXPORT_API int exported_helper();
+struct Decoder : torch::nn::Module {
+  Decoder() { k_cache_ = torch::zeros({4, 1024}); }  // kvlint: ignore[KV101, KV202] legacy
+  void step() { k_cache_ = k_cache_.unknown_method(3).index({0}); }
+  torch::Tensor k_cache_;
+};
+)cpp";
+  std::string broken = good;
+  broken.replace(broken.find("void step() {"), 13, "void step() { int x = ;");
+  dir.write("good.cpp", good);
+  dir.write("broken.cpp", broken);
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "good.cpp", "broken.cpp"});
+  json r = report(run);
+  EXPECT_TRUE(has(diagnostic_kinds(r, "good.cpp"), "degraded")) << run.out;
+  EXPECT_FALSE(has(diagnostic_kinds(r, "good.cpp"), "compile-error")) << run.out;
+  EXPECT_TRUE(has(diagnostic_kinds(r, "broken.cpp"), "compile-error")) << run.out;
+  EXPECT_NE(run.out.find("broken.cpp:6:"), std::string::npos) << "the syntax error is located: " << run.out;
+
+  CliRun fix = kvlint(dir.path(), {"check", "--no-cache", "--fix", "good.cpp", "broken.cpp"});
+  EXPECT_NE(fix.err.find("broken.cpp: not fixed: the file has syntax errors"), std::string::npos) << fix.err;
+  EXPECT_EQ(slurp(dir.path() / "broken.cpp"), broken);
+  std::string fixed = good;
+  fixed.replace(fixed.find(", KV202"), 7, "");
+  EXPECT_EQ(slurp(dir.path() / "good.cpp"), fixed);
+}
+
 TEST(CppFrontEnd, AMixedTreeIsOneRunAndOneReport) {
   TempDir dir;
   dir.write("model.py",
             "from transformers import DynamicCache\nimport torch.nn as nn\n"
             "class M(nn.Module):\n    def f(self):\n        self.cache = DynamicCache()\n");
-  dir.write("decoder.cpp", "#include <torch/torch.h>\nstruct D : torch::nn::Module {\n"
-                           "  D() { v_cache_ = torch::empty({2, 8}); }\n  torch::Tensor v_cache_;\n};\n");
+  dir.write("decoder.cpp",
+            "#include <torch/torch.h>\nstruct D : torch::nn::Module {\n"
+            "  D() { v_cache_ = torch::empty({2, 8}); }\n  torch::Tensor v_cache_;\n};\n");
   json r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "."}));
   EXPECT_EQ(codes_in(r, "model.py"), std::vector<std::string>{"KV101"});
   EXPECT_EQ(codes_in(r, "decoder.cpp"), std::vector<std::string>{"KV101"});
@@ -326,8 +483,9 @@ TEST(CppFrontEnd, AHugeGeneratedTranslationUnitIsAnalysed) {
   for (int i = 0; i < 4000; ++i)
     source += "struct Layer" + std::to_string(i) + " { int forward(int x) { return x + " + std::to_string(i) +
               "; } };\n";
-  source += "struct Holder : torch::nn::Module {\n  Holder() { key_cache_ = torch::zeros({1}); }\n"
-            "  torch::Tensor key_cache_;\n};\n";
+  source +=
+      "struct Holder : torch::nn::Module {\n  Holder() { key_cache_ = torch::zeros({1}); }\n"
+      "  torch::Tensor key_cache_;\n};\n";
   dir.write("generated.cpp", source);
   json r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "generated.cpp"}));
   EXPECT_EQ(codes_in(r, "generated.cpp"), std::vector<std::string>{"KV101"});
@@ -339,9 +497,10 @@ TEST(CppFrontEnd, DeclarationsInsideANamespaceOpenedByAHeaderAreWalked) {
   TempDir dir;
   dir.write("begin_namespace.h", "namespace models {\n");
   dir.write("end_namespace.h", "}  // namespace models\n");
-  dir.write("decoder.cpp", "#include <torch/torch.h>\n#include \"begin_namespace.h\"\n"
-                           "struct D : torch::nn::Module {\n  D() { v_cache_ = torch::empty({2, 8}); }\n"
-                           "  torch::Tensor v_cache_;\n};\n#include \"end_namespace.h\"\n");
+  dir.write("decoder.cpp",
+            "#include <torch/torch.h>\n#include \"begin_namespace.h\"\n"
+            "struct D : torch::nn::Module {\n  D() { v_cache_ = torch::empty({2, 8}); }\n"
+            "  torch::Tensor v_cache_;\n};\n#include \"end_namespace.h\"\n");
   json r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "decoder.cpp"}));
   EXPECT_EQ(codes_in(r, "decoder.cpp"), std::vector<std::string>{"KV101"}) << r.dump();
 }
@@ -369,8 +528,8 @@ TEST(CppFrontEnd, CheckNeverRunsTheCompileCommandNorLoadsItsPlugins) {
       {{"directory", dir.path().string()},
        {"file", "src/decoder.cpp"},
        {"arguments",
-        {bin + "/fake-cc", "-std=c++17", "-Ithird_party", "-B", bin, "-fplugin=" + plugin, "-Xclang", "-load", "-Xclang",
-         plugin, "-fpass-plugin=" + plugin, "-c", "src/decoder.cpp", "-o", "decoder.o"}}});
+        {bin + "/fake-cc", "-std=c++17", "-Ithird_party", "-B", bin, "-fplugin=" + plugin, "-Xclang", "-load",
+         "-Xclang", plugin, "-fpass-plugin=" + plugin, "-c", "src/decoder.cpp", "-o", "decoder.o"}}});
   db.push_back({{"directory", dir.path().string()},
                 {"file", "src/shell.cpp"},
                 {"command", "sh -c 'touch " + (markers.path() / "shell-command.ran").string() +
@@ -382,8 +541,8 @@ TEST(CppFrontEnd, CheckNeverRunsTheCompileCommandNorLoadsItsPlugins) {
       " KVLINT_TEST_MARKER_DIR=" + quote(markers.path().string());
   CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "-j", "2", "src"}, env);
   json r = report(run);
-  // The file was analysed under its database entry, plugin flags and all: with full types
-  // (its -I finds the stand-in header), so no degraded-mode or compile-error note.
+  // The file was analysed under its database entry (the plugin flags left out): with full
+  // types (its -I finds the stand-in header), so no degraded-mode or compile-error note.
   EXPECT_EQ(codes_in(r, "decoder.cpp"), std::vector<std::string>{"KV101"}) << run.out << run.err;
   EXPECT_TRUE(diagnostic_kinds(r, "decoder.cpp").empty()) << run.out;
   // The marker library does write when loaded (else the check below could not fail).
@@ -396,6 +555,134 @@ TEST(CppFrontEnd, CheckNeverRunsTheCompileCommandNorLoadsItsPlugins) {
   EXPECT_EQ(ran, std::vector<std::string>{"plugin.ran"});
 }
 
+// Every file under `root` (but `skip`) with its bytes: what a run may not create or change.
+std::map<std::string, std::string> files_under(const fs::path& root, const fs::path& skip = {}) {
+  std::map<std::string, std::string> out;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    if (!skip.empty() && it->path() == skip) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    out[fs::relative(it->path(), root).string()] = it->is_regular_file() ? slurp(it->path()) : "<dir>";
+  }
+  return out;
+}
+
+// The files created, changed or removed between two listings.
+std::vector<std::string> changed_files(const std::map<std::string, std::string>& before,
+                                       const std::map<std::string, std::string>& after) {
+  std::vector<std::string> out;
+  for (const auto& [name, bytes] : after)
+    if (auto it = before.find(name); it == before.end() || it->second != bytes) out.push_back(name);
+  for (const auto& [name, bytes] : before)
+    if (!after.contains(name)) out.push_back(name + " (removed)");
+  return out;
+}
+
+// The options that write files, each in the forms Clang reads them: a repository's compile
+// database or its `[cpp] fallback-flags` must not make static mode write anywhere.
+std::vector<std::vector<std::string>> output_producing_options(const fs::path& victim, const fs::path& dir) {
+  const std::string v = victim.string();
+  const std::string d = dir.string();
+  return {
+      {"-Wp,-MD," + v},
+      {"-Wp,-MMD," + v},
+      {"-Wp,-MD," + v + ",-MT,x"},
+      {"-MD", "-MF", v},
+      {"-MMD", "-MF" + v},
+      {"-M", "-MF", v},
+      {"-MM", "-MF", v},
+      {"-MD"},
+      {"-MJ", v},
+      {"--serialize-diagnostics", v},
+      {"-Xclang", "-dependency-file", "-Xclang", v, "-Xclang", "-MT", "-Xclang", "x"},
+      {"-Xclang", "-header-include-file", "-Xclang", v, "-H"},
+      {"-Xclang", "-stats-file=" + v},
+      {"-Xclang", "-emit-pch", "-o", v},
+      {"-Xpreprocessor", "-MD", "-Xpreprocessor", "-MF", "-Xpreprocessor", v},
+      {"-o", v},
+      {"-save-temps=cwd"},
+      {"-save-temps=obj", "-o", v},
+      {"-ftime-trace", "-o", v},
+      {"-fmodules", "-fmodules-cache-path=" + d},
+      {"-fcrash-diagnostics-dir=" + d},
+      {"--analyze", "-o", v},
+      {"-mllvm", "-info-output-file=" + v, "-mllvm", "-stats"},
+      {"-fproc-stat-report=" + v},
+      {"-emit-ast", "-o", v},
+      {"-E", "-o", v},
+      {"-S", "-o", v},
+      {"-fsave-optimization-record", "-foptimization-record-file=" + v},
+      {"-Xarch_x86_64", "-MD"},
+      {"--driver-mode=cl", "/Fo" + v, "/Fp" + v},
+      {"@" + v},
+  };
+}
+
+// A hostile repository's compile database and configuration name every output-producing form;
+// nothing outside kvlint's cache directory is created or changed, and --verbose says what was
+// left out. The header's odd name would turn a written dependency list into a shell command.
+TEST(CppFrontEnd, CheckNeverWritesOutsideTheCacheWhateverTheCommandAsks) {
+  TempDir repo;
+  TempDir outside;
+  const fs::path victim = outside.write("victim", "precious\n");
+  const fs::path victim_dir = outside.path() / "dir";
+  fs::create_directories(victim_dir);
+  repo.write("third_party/torch/torch.h", kTensorHeader);
+  repo.write("third_party/x;id>PROOF;.h", "#pragma once\n");
+  repo.write("kvlint.toml", "");
+  const std::string source = std::string("#include \"x;id>PROOF;.h\"\n") + kModelSource;
+  const auto forms = output_producing_options(victim, victim_dir);
+  json db = json::array();
+  for (std::size_t i = 0; i < forms.size(); ++i) {
+    const std::string file = "src/m" + std::to_string(i) + ".cpp";
+    repo.write(file, source);
+    json arguments = {"clang++", "-std=c++17", "-Ithird_party"};
+    for (const auto& a : forms[i]) arguments.push_back(a);
+    arguments.push_back("-c");
+    arguments.push_back(file);
+    db.push_back({{"directory", repo.path().string()}, {"file", file}, {"arguments", arguments}});
+  }
+  repo.write("compile_commands.json", db.dump(2));
+  const fs::path cache = repo.path() / ".kvlint_cache";
+  const auto repo_before = files_under(repo.path(), cache);
+  const auto outside_before = files_under(outside.path());
+
+  CliRun run = kvlint(repo.path(), {"check", "--verbose", "--format", "json", "-j", "2", "src"});
+  json r = report(run);
+  // Every file was still read with its include path (full types: no degraded note).
+  for (std::size_t i = 0; i < forms.size(); ++i) {
+    const std::string file = "m" + std::to_string(i) + ".cpp";
+    EXPECT_EQ(codes_in(r, file), std::vector<std::string>{"KV101"}) << forms[i].front() << "\n" << run.err;
+  }
+  EXPECT_EQ(changed_files(repo_before, files_under(repo.path(), cache)), std::vector<std::string>{})
+      << run.err;
+  EXPECT_EQ(changed_files(outside_before, files_under(outside.path())), std::vector<std::string>{})
+      << run.err;
+  EXPECT_NE(run.err.find("left out 3 compile options that do not change how it is read: -MD -MF " +
+                         victim.string()),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("-Wp,-MD," + victim.string()), std::string::npos) << run.err;
+
+  // The same forms as the configuration's fallback flags (no database).
+  fs::remove(repo.path() / "compile_commands.json");
+  for (std::size_t i = 0; i < forms.size(); ++i) {
+    json flags = {"-std=c++17", "-I" + (repo.path() / "third_party").string()};
+    for (const auto& a : forms[i]) flags.push_back(a);
+    repo.write("kvlint.toml", "[cpp]\nfallback-flags = " + flags.dump() + "\n");
+    const auto before = files_under(repo.path(), cache);
+    CliRun fallback = kvlint(repo.path(), {"check", "--no-cache", "--format", "json", "src/m0.cpp"});
+    EXPECT_EQ(codes_in(report(fallback), "m0.cpp"), std::vector<std::string>{"KV101"})
+        << forms[i].front() << "\n"
+        << fallback.err;
+    EXPECT_EQ(changed_files(before, files_under(repo.path(), cache)), std::vector<std::string>{})
+        << forms[i].front();
+    EXPECT_EQ(changed_files(outside_before, files_under(outside.path())), std::vector<std::string>{})
+        << forms[i].front();
+  }
+}
+
 TEST(CppFrontEnd, WithoutTheModuleOneDiagnosticNamesThePackageAndPythonIsUnaffected) {
   TempDir dir;
   dir.write("model.py",
@@ -404,7 +691,7 @@ TEST(CppFrontEnd, WithoutTheModuleOneDiagnosticNamesThePackageAndPythonIsUnaffec
   dir.write("a.cpp", "struct A { int k_cache_ = 0; };\n");
   dir.write("b.cpp", "struct B { int v_cache_ = 0; };\n");
   CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "."},
-                   "KVLINT_CPP_FRONTEND=" + quote((dir.path() / "missing.so").string()));
+                      "KVLINT_CPP_FRONTEND=" + quote((dir.path() / "missing.so").string()));
   json r = report(run);
   EXPECT_EQ(codes_in(r, "model.py"), std::vector<std::string>{"KV101"});
   int naming_package = 0;

@@ -292,12 +292,13 @@ std::vector<std::pair<std::string, bool>> files_of(const DiscoveryResult& found,
   return files;
 }
 
-DiscoveryResult discover_with_context(const std::vector<fs::path>& paths,
-                                      std::size_t max_unconfigured = 5000) {
+DiscoveryResult discover_with_context(const std::vector<fs::path>& paths, std::size_t max_unconfigured = 5000,
+                                      std::size_t max_entries = 100000) {
   DiscoveryOptions options;
   options.nearest_config = true;
   options.load_context = true;
   options.max_unconfigured_context = max_unconfigured;
+  options.max_unconfigured_entries = max_entries;
   return discover_files(paths, Config{}, options);
 }
 
@@ -336,6 +337,30 @@ TEST(Discovery, AnUnconfiguredContextTooBigToBeOneProjectIsLeftOutWithANote) {
   // A config file says the tree is one project: its whole tree is context, however big.
   dir.write("kvlint.toml", "");
   EXPECT_EQ(files_of(discover_with_context({named}, 11), dir.path()).size(), 13u);
+}
+
+// A scratch folder under a busy parent (a work tree full of data files and a few modules): the
+// context walk stops after reading its budget of directory entries, counted as work, and loads
+// nothing; the same tree under a larger budget loads its modules, so the bound is what cut it.
+TEST(Discovery, AnUnconfiguredContextWalkUnderABusyParentIsBoundedInItsOwnWork) {
+  TempDir dir;
+  if (!git_init(dir.path())) GTEST_SKIP() << "git is not available";
+  for (int d = 0; d < 60; ++d)
+    for (int f = 0; f < 25; ++f) dir.write(fmt::format("data/run{:03}/shard{:02}.npy", d, f), "");
+  for (int i = 0; i < 20; ++i) dir.write(fmt::format("lib/m{:02}.py", i), "");
+  const fs::path named = dir.write("scratch/m.py", "");
+
+  const auto bounded = discover_with_context({named}, 5000, 500);
+  EXPECT_EQ(files_of(bounded, dir.path()),
+            (std::vector<std::pair<std::string, bool>>{{"scratch/m.py", true}}));
+  ASSERT_EQ(bounded.notes.size(), 1u);
+  EXPECT_THAT(bounded.notes[0], ::testing::HasSubstr("500 directory entries"));
+  EXPECT_LE(bounded.context_entries, 501u) << "the walk read past its budget";
+
+  const auto whole = discover_with_context({named}, 5000, 5000);
+  EXPECT_EQ(files_of(whole, dir.path()).size(), 21u);
+  EXPECT_TRUE(whole.notes.empty());
+  EXPECT_GT(whole.context_entries, 1500u);
 }
 
 TEST(Discovery, CppFilesAreContextOnlyBesideTheNamedCppFiles) {

@@ -242,7 +242,7 @@ TEST(ResultCache, RoundTripsFactsAndDiagnostics) {
   {
     ResultCache cache(dir.path() / "cache", "v1");
     EXPECT_FALSE(cache.lookup(key));
-    cache.store(key, "pkg/m.py", CachedAnalysis{facts, {d}});
+    cache.store(key, "pkg/m.py", CachedAnalysis{facts, {d}, {}});
     ASSERT_TRUE(cache.save({})) << cache.note();
   }
   ResultCache reloaded(dir.path() / "cache", "v1");

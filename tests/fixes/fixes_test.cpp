@@ -109,6 +109,115 @@ TEST(FixFixtures, EachFixtureFixesToItsExpectedFile) {
   }
 }
 
+// The fixtures again with every line ended by `\r\n`, then by a lone `\r` (both are Python line
+// ends): the fixed file is the expected one with the same line ends, so a removed suppression
+// neither takes its line's `\r` nor the line after a lone `\r`, and a skeleton is written with the
+// file's own line ending.
+TEST(FixFixtures, EachFixtureKeepsItsLineEndings) {
+  auto with_ends = [](std::string_view text, std::string_view eol) {
+    std::string out;
+    for (char c : text) {
+      if (c == '\n')
+        out += eol;
+      else
+        out += c;
+    }
+    return out;
+  };
+  for (const std::string eol : {"\r\n", "\r"}) {
+    for (const auto& name : fixture_names()) {
+      SCOPED_TRACE(name + (eol == "\r" ? " (CR)" : " (CRLF)"));
+      const std::string before = with_ends(slurp(kFixtures / name), eol);
+      const fs::path expected_path = kFixtures / (name.substr(0, name.size() - 3) + ".fixed.py");
+      const std::string expected = fs::exists(expected_path) ? with_ends(slurp(expected_path), eol) : before;
+      TempDir dir;
+      dir.write(name, before);
+      const CommandRun first = kvlint(dir.path(), "--fix --unsafe-fixes " + name);
+      EXPECT_EQ(slurp(dir.path() / name), expected) << first.err;
+      const CommandRun second = kvlint(dir.path(), "--fix --unsafe-fixes " + name);
+      EXPECT_THAT(second.err, HasSubstr("fixed 0 findings"));
+    }
+  }
+}
+
+// The reproduction: a lone `\r` ends the suppression comment (Python ends the line
+// there), so removing the unused suppression keeps the statement after it.
+TEST(FixFixtures, RemovingASuppressionKeepsTheStatementAfterALoneCarriageReturn) {
+  TempDir dir;
+  dir.write("m.py",
+            "import os\n\n\nclass Talker:\n    def __init__(self):\n"
+            "        self.x = 1  # kvlint: ignore[KV101] legacy\r"
+            "        self.important = compute_everything()\n");
+  const CommandRun run = kvlint(dir.path(), "--fix m.py");
+  EXPECT_THAT(run.err, HasSubstr("fixed 1 finding in 1 file"));
+  EXPECT_EQ(slurp(dir.path() / "m.py"),
+            "import os\n\n\nclass Talker:\n    def __init__(self):\n"
+            "        self.x = 1\r"
+            "        self.important = compute_everything()\n");
+}
+
+// As ruff does, a file the user may not write is left alone with a note, and its mode kept.
+TEST(FixFixtures, ReadOnlyFileIsNotedAndUntouched) {
+  TempDir dir;
+  const std::string before = slurp(kFixtures / "unused_suppression_trailing.py");
+  const fs::path file = dir.write("a.py", before);
+  fs::permissions(file, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  const CommandRun run = kvlint(dir.path(), "--fix a.py");
+  EXPECT_THAT(run.err, HasSubstr("a.py: not fixed: the file is read-only"));
+  EXPECT_THAT(run.err, HasSubstr("fixed 0 findings in 0 files"));
+  EXPECT_EQ(run.exit_code, 1) << "the finding is still there";
+  EXPECT_EQ(slurp(file), before);
+  EXPECT_EQ(fs::status(file).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  const CommandRun dry = kvlint(dir.path(), "--fix --dry-run a.py");
+  EXPECT_THAT(dry.err, HasSubstr("a.py: not fixed: the file is read-only"));
+  EXPECT_EQ(dry.out, "");
+}
+
+// --dry-run prints a diff and no report, as ruff's --diff does: asking for a report format or
+// a report file with it is a usage error, not a report silently left out.
+TEST(FixFixtures, DryRunWithAReportFormatOrOutputFileIsAUsageError) {
+  TempDir dir;
+  const std::string before = slurp(kFixtures / "unused_suppression_trailing.py");
+  dir.write("a.py", before);
+  for (const std::string args :
+       {"--format json", "--format sarif", "-o report.json", "--format json -o r.json"}) {
+    SCOPED_TRACE(args);
+    const CommandRun run = kvlint(dir.path(), "--fix --dry-run " + args + " a.py");
+    EXPECT_EQ(run.exit_code, 2);
+    EXPECT_EQ(run.out, "");
+    EXPECT_THAT(run.err, HasSubstr("--dry-run"));
+    EXPECT_FALSE(fs::exists(dir.path() / "report.json"));
+    EXPECT_FALSE(fs::exists(dir.path() / "r.json"));
+  }
+  EXPECT_EQ(slurp(dir.path() / "a.py"), before);
+  EXPECT_EQ(kvlint(dir.path(), "--fix --dry-run --format text a.py").exit_code, 1);
+}
+
+// A C++ file that does not compile is never fixed, as a Python file with syntax errors is not.
+TEST(ApplyFixes, FileThatDoesNotCompileIsNotFixed) {
+  TempDir dir;
+  const std::string content = "int x;  // kvlint: ignore[KV101] old\nint f( {\n";
+  const fs::path file = dir.write("a.cpp", content);
+  kvlint::CheckResult result;
+  kvlint::Finding f;
+  f.code = "KV903";
+  f.loc.file = file.string();
+  f.fix = kvlint::Fix{"remove", true, {kvlint::FixEdit{6, 36, ""}}};
+  result.findings.push_back(f);
+  result.content_hashes[file.string()] = XXH3_64bits(content.data(), content.size());
+  kvlint::Diagnostic d;
+  d.path = file.string();
+  d.kind = "compile-error";
+  d.message = "does not compile (1 error, first: a.cpp:2:8: expected parameter declarator)";
+  result.diagnostics.push_back(d);
+  const kvlint::FixOutcome outcome = kvlint::apply_fixes(result, {});
+  EXPECT_EQ(outcome.fixed, 0u);
+  ASSERT_EQ(outcome.notes.size(), 1u);
+  EXPECT_THAT(outcome.notes[0], HasSubstr("not fixed: the file has syntax errors"));
+  EXPECT_EQ(slurp(file), content);
+}
+
 TEST(FixFixtures, SyntaxErrorFileIsNotedAndUntouched) {
   TempDir dir;
   const std::string before = slurp(kFixtures / "syntax_error.py");

@@ -7,10 +7,6 @@
 namespace kvlint::frontend_test {
 namespace {
 
-std::string_view slice(std::string_view source, facts::ByteSpan span) {
-  return source.substr(span.begin, span.end - span.begin);
-}
-
 TEST(FrontendFixPositions, SuppressionSpans) {
   constexpr std::string_view source =
       "x = f()  # kvlint: ignore[KV101, KV202] why\n"

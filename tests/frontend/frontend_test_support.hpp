@@ -29,6 +29,11 @@ inline bool has_guard(const std::vector<facts::Guard>& guards, facts::Guard::Ori
   });
 }
 
+// The bytes of `source` a span covers.
+inline std::string_view slice(std::string_view source, facts::ByteSpan span) {
+  return source.substr(span.begin, span.end - span.begin);
+}
+
 inline bool contains(const std::vector<std::string>& list, std::string_view value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }

@@ -1,6 +1,7 @@
 // The HTML reviewer report as a string: what it escapes, what it never loads,
 // and the memory picture it draws from confirm results. The rendered page
 // (Chromium) and the CLI are tested in tests/report/test_rendered_report.py.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -165,6 +166,35 @@ TEST(HtmlReporter, ExcerptsComeOnlyFromRegularFiles) {
         test::make_finding("KV101", Severity::Error, {path, 1, 1, 1, 2}, "A", "m", path));
   const std::string page = render_report(result, OutputFormat::Html, ReportOptions{});
   EXPECT_EQ(count(page, "(source not available)"), 3u);
+}
+
+// 3,000 findings on one 86 KB line: each excerpt is a window around its column.
+TEST(HtmlReporter, ExcerptsOfALongLineAreWindowsSoTheSizeIsLinear) {
+  test::TempDir dir;
+  const CheckResult result = test::findings_on_one_long_line(dir);
+  const std::string page = render_report(result, OutputFormat::Html, ReportOptions{});
+  EXPECT_LT(page.size(), 3000u * 2000u) << page.size();
+  EXPECT_EQ(count(page, "<article class=\"finding\""), 3000u);
+  EXPECT_NE(page.find("\xE2\x80\xA6"), std::string::npos) << "the cut is marked";
+}
+
+// The HTML report is capped as the Markdown one is: past the limit it stops adding findings and
+// says how many it left out (the JSON report has them all).
+TEST(HtmlReporter, StaysUnderItsSizeLimitWithACountOfTheRest) {
+  CheckResult result;
+  const std::string message(2000, 'm');
+  for (uint32_t i = 0; i < 20000; ++i)
+    result.findings.push_back(test::make_finding("KV101", Severity::Error, {"a.py", i + 1, 1, i + 1, 2}, "A",
+                                                 message, std::to_string(i)));
+  result.diagnostics.push_back({"broken.py", 3, 7, "parse-error", "unexpected indent"});
+  const std::string page = render_report(result, OutputFormat::Html, ReportOptions{});
+  EXPECT_LE(page.size(), 32u << 20);
+  const std::size_t shown = count(page, "<article class=\"finding\"");
+  EXPECT_LT(shown, 20000u);
+  EXPECT_GT(shown, 1000u);
+  EXPECT_NE(page.find(fmt::format("{} more findings</strong> not shown", 20000 - shown)), std::string::npos);
+  EXPECT_NE(page.find("broken.py:3:7"), std::string::npos) << "input problems still listed";
+  EXPECT_TRUE(page.ends_with("</html>\n"));
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ TEST(JsonReporter, FindingCarriesEveryContractField) {
   EXPECT_EQ(doc["findings"][2]["owner"], "");
   EXPECT_EQ(doc["findings"][2]["related"], Json::array());
   EXPECT_EQ(doc["diagnostics"], Json::parse(R"([{"path": "broken.py", "line": 3, "column": 7,
-      "kind": "parse-error", "message": "unexpected indent"}])"));
+      "kind": "parse-error", "severity": "error", "message": "unexpected indent"}])"));
   EXPECT_EQ(doc["summary"], Json::parse(R"({"findings": 3, "suppressed": 2, "files": 12,
       "by_code": {"KV101": 1, "KV104": 1, "KV403": 1},
       "by_severity": {"error": 1, "warning": 1, "info": 1}})"));

@@ -164,5 +164,34 @@ TEST(MarkdownReporter, AtSignsDoNotMention) {
   EXPECT_EQ(text.find("@o"), std::string::npos) << text;
 }
 
+// A confirm JSON is input like any other: a verdict outside the known set is shown escaped (as
+// code), never as HTML, a mention, a heading or a fence, in the summary line, the table and the
+// evidence.
+TEST(MarkdownReporter, VerdictsOutsideTheKnownSetAreEscaped) {
+  CheckResult result = test::sample_result();
+  ReviewData review;
+  const std::vector<std::string> hostile = {"<img src=x onerror=alert(1)>", "@everyone", "\n# Approved\n",
+                                            "```"};
+  for (std::size_t i = 0; i < 3; ++i)
+    review.verdicts[review_key(result.findings[i])] = {hostile[i] + (i == 0 ? hostile[3] : ""), "evidence",
+                                                       "codec", "streaming", 1};
+  ReportOptions options;
+  options.review = &review;
+  const std::string text = render_report(result, OutputFormat::Markdown, options);
+  EXPECT_EQ(text.find("<img"), std::string::npos) << text;
+  EXPECT_EQ(text.find("@everyone"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\n# Approved"), std::string::npos) << text;
+  EXPECT_EQ(text.find("```"), std::string::npos) << text;
+  const std::string summary = text.substr(text.find("Runtime (`kvlint confirm`)"));
+  EXPECT_NE(summary.find("unknown verdict"), std::string::npos) << summary;
+  // Known verdicts read as before.
+  review.verdicts[review_key(result.findings[0])].verdict = "refuted";
+  review.verdicts[review_key(result.findings[1])].verdict = "not-exercised";
+  review.verdicts[review_key(result.findings[2])].verdict = "inconclusive";
+  EXPECT_NE(render_report(result, OutputFormat::Markdown, options)
+                .find("Runtime (`kvlint confirm`): 1 inconclusive, 1 not-exercised, 1 refuted; "),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace kvlint

@@ -89,6 +89,20 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// 3,000 caches on one 86 KB line of `dir`/one_line.py, one finding at each: what made a report
+// quadratic in its findings when each excerpt printed the whole line.
+inline CheckResult findings_on_one_long_line(const TempDir& dir) {
+  std::string content;
+  for (int i = 0; i < 3000; ++i) content += "DynamicCache(),";
+  content += std::string(86000 - content.size(), ' ') + "\n";
+  const std::string path = dir.write("one_line.py", content).string();
+  CheckResult result;
+  for (uint32_t i = 0; i < 3000; ++i)
+    result.findings.push_back(make_finding("KV101", Severity::Error, {path, 1, 1 + 15 * i, 1, 15 + 15 * i},
+                                           "A", "undeclared", std::to_string(i)));
+  return result;
+}
+
 // Runs KVLINT_PYTHON's jsonschema on `instance` against `schema` (the
 // validator class follows the schema's $schema); returns the exit status.
 // `show_errors` false keeps expected validation failures out of the test log.

@@ -130,6 +130,55 @@ TEST(TextReporter, MultiLineSpanUnderlinesToEndOfLine) {
   EXPECT_NE(text.find("1 | x = f(\n  |     ^^\n"), std::string::npos) << text;
 }
 
+// One 86 KB line: the excerpt shows a window around the column, marked as cut on both
+// sides, with the carets still under the span.
+TEST(TextReporter, ExcerptOfALongLineIsAWindowAroundTheColumn) {
+  TempDir dir;
+  const std::string left(43000, 'a'), right(43000, 'b');
+  const std::string path = dir.write("long.py", left + " = DynamicCache()" + right + "\n").string();
+  CheckResult result;
+  const auto column = static_cast<uint32_t>(left.size() + 4);  // "DynamicCache()"
+  result.findings.push_back(
+      make_finding("KV101", Severity::Error, {path, 1, column, 1, column + 14}, "", "undeclared", "x"));
+  const std::string text = render_report(result, OutputFormat::Text, plain_options());
+  EXPECT_LT(text.size(), 600u) << text.size();
+  const auto shown = text.find("1 | ");
+  ASSERT_NE(shown, std::string::npos) << text;
+  const std::string line = text.substr(shown + 4, text.find('\n', shown) - shown - 4);
+  EXPECT_TRUE(
+      line.starts_with("\xE2\x80\xA6"
+                       "a"))
+      << line;                                           // "…a"
+  EXPECT_TRUE(line.ends_with("b\xE2\x80\xA6")) << line;  // "b…"
+  const auto carets_at = text.find("  | ", shown);
+  ASSERT_NE(carets_at, std::string::npos);
+  const std::string carets = text.substr(carets_at + 4, text.find('\n', carets_at) - carets_at - 4);
+  // The marker is one column wide: the carets sit under "DynamicCache()" in the shown line.
+  const std::size_t span_bytes = line.find("DynamicCache()");
+  ASSERT_NE(span_bytes, std::string::npos);
+  EXPECT_EQ(carets, std::string(span_bytes - 2, ' ') + std::string(14, '^')) << line;
+}
+
+// 3,000 caches on one 86 KB line: the report grows with the findings, not with findings times
+// the line.
+TEST(TextReporter, ReportSizeIsLinearInFindingsOnOneLine) {
+  TempDir dir;
+  const std::string text =
+      render_report(test::findings_on_one_long_line(dir), OutputFormat::Text, plain_options());
+  EXPECT_LT(text.size(), 3000u * 600u) << text.size();
+}
+
+// Lines end at `\r\n`, `\n` and a lone `\r`, as the front ends count them.
+TEST(TextReporter, ExcerptLinesEndAtALoneCarriageReturn) {
+  TempDir dir;
+  const std::string path = dir.write("cr.py", "import x\r\rclass A:\r    c = DynamicCache()\r").string();
+  CheckResult result;
+  result.findings.push_back(
+      make_finding("KV101", Severity::Error, {path, 4, 9, 4, 23}, "A", "undeclared", "x"));
+  const std::string text = render_report(result, OutputFormat::Text, plain_options());
+  EXPECT_NE(text.find("4 |     c = DynamicCache()\n  |         ^^^^^^^^^^^^^^\n"), std::string::npos) << text;
+}
+
 TEST(TextReporter, ColorsOnlyWhenAsked) {
   CheckResult result = sample_result();
   ReportOptions options = plain_options();

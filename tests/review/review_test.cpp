@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -289,6 +291,53 @@ TEST(Diff, UnifiedDiffParsingHandlesQuotedPathsDeletionsAndContentThatLooksLikeA
   EXPECT_FALSE(changed.touches(at("/repo/deleted.py", 1)));
 }
 
+// git ends a `---`/`+++` name holding a space with a TAB (GNU diff's convention); the TAB is
+// not part of the name.
+TEST(Diff, UnifiedDiffParsingDropsTheTabAfterANameWithASpace) {
+  const std::string diff =
+      "diff --git a/my model.py b/my model.py\n"
+      "--- a/my model.py\t\n"
+      "+++ b/my model.py\t\n"
+      "@@ -1,0 +2 @@\n"
+      "+x = 1\n";
+  const auto changed = kvlint::review::parse_unified_diff(diff, "/repo");
+  kvlint::facts::Location loc;
+  loc.file = "/repo/my model.py";
+  loc.line = 2;
+  EXPECT_TRUE(changed.touches(loc));
+  EXPECT_TRUE(changed.touches_file("/repo/my model.py"));
+  EXPECT_FALSE(changed.touches_file("/repo/my model.py\t"));
+}
+
+TEST(Diff, ReportsFindingsInAChangedFileWhoseNameHasASpace) {
+  Repo repo;
+  repo.write("my model.py", std::string(kImports) + undeclared_cache_class("Old"));
+  repo.commit("base");
+  repo.git({"checkout", "-q", "-b", "pr"});
+  repo.write("my model.py",
+             std::string(kImports) + undeclared_cache_class("Old") + "\n\n" + undeclared_cache_class("New"));
+  repo.commit("new cache");
+  const ProcessRun run = repo.kvlint({"--diff", "main", "--format", "json"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_THAT(summary(repo, run), ElementsAre("KV101 my model.py:13"));
+}
+
+// `.gitattributes` marking files `-diff` makes git print "Binary files differ" without hunks; a
+// pull request must not switch the gate off that way.
+TEST(Diff, FilesMarkedMinusDiffInGitattributesStillCount) {
+  Repo repo;
+  repo.write("model.py", std::string(kImports) + undeclared_cache_class("Old"));
+  repo.commit("base");
+  repo.git({"checkout", "-q", "-b", "pr"});
+  repo.write(".gitattributes", "*.py -diff\n");
+  repo.write("model.py",
+             std::string(kImports) + undeclared_cache_class("Old") + "\n\n" + undeclared_cache_class("New"));
+  repo.commit("new cache, diff turned off");
+  const ProcessRun run = repo.kvlint({"--diff", "main", "--format", "json"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_THAT(summary(repo, run), ElementsAre("KV101 model.py:13"));
+}
+
 TEST(Baseline, SurvivesLineShiftsAndRenamesReportsNewFindingsAndCountsFixes) {
   Repo repo;
   const std::string model = std::string(kImports) + undeclared_cache_class("Kept") + "\n\n" +
@@ -359,6 +408,42 @@ TEST(Baseline, AFileThatIsNotAKvlintReportExitsTwo) {
     EXPECT_THAT(r.err, HasSubstr("--baseline")) << name;
     EXPECT_THAT(r.out, IsEmpty()) << name;
   }
+}
+
+// A field of the wrong type is named (not an internal JSON error), and only a regular file of
+// bounded size is read: a FIFO would wait for a writer forever, /dev/zero never ends.
+TEST(Baseline, WrongTypesAndFilesThatAreNotRegularExitTwoNamingTheProblem) {
+  Repo repo;
+  repo.write("m.py", "x = 1\n");
+  const std::vector<std::pair<std::string, std::string>> documents = {
+      {R"({"schema": 5})", "\"schema\""},
+      {R"({"schema": "kvlint-findings", "findings": [{"fingerprint": 7}]})", "findings[0]"},
+      {R"({"version": 2.1, "runs": []})", "\"version\""},
+  };
+  for (const auto& [text, named] : documents) {
+    repo.write("b.json", text);
+    ProcessRun r = repo.kvlint({"--baseline", (repo.path() / "b.json").string()});
+    EXPECT_EQ(r.exit_code, 2) << text;
+    EXPECT_THAT(r.err, HasSubstr(named)) << text;
+    EXPECT_THAT(r.err, ::testing::Not(HasSubstr("json.exception"))) << text;
+    EXPECT_THAT(r.err, ::testing::Not(HasSubstr("internal error"))) << text;
+  }
+  const fs::path fifo = repo.path() / "fifo.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const fs::path& file : {fifo, fs::path("/dev/zero")}) {
+    const auto start = std::chrono::steady_clock::now();
+    ProcessRun r = repo.kvlint({"--baseline", file.string()});
+    EXPECT_EQ(r.exit_code, 2) << file;
+    EXPECT_THAT(r.err, HasSubstr("not a regular file")) << file;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30)) << file;
+  }
+  // A sparse 4 GiB file: refused by its size, never read.
+  const fs::path huge = repo.path() / "huge.json";
+  repo.write("huge.json", "{");
+  fs::resize_file(huge, std::uintmax_t{4} << 30);
+  ProcessRun r = repo.kvlint({"--baseline", huge.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("byte limit"));
 }
 
 TEST(Baseline, CombinesWithDiff) {

@@ -9,7 +9,9 @@
 // rule's own code selected unless its first line says
 // `# kvlint-fixture: select=KV101,KV102`. A kvlint.toml inside a fixture
 // directory is honoured. C++ fixtures write the same comments with `//`
-// (`// expect: KV101`); they run in degraded mode (no LibTorch headers here).
+// (`// expect: KV101`); they run in degraded mode (no LibTorch headers here). A C++ fixture
+// folder is a project as real ones are laid out: headers and the .cpp files that define their
+// classes' methods, each analysed as a file of its own.
 // A code may be followed by `{{text}}` blocks, each a piece of the finding's message
 // that must appear in it (`// expect: KV202 {{declares `RowDriver::Fixed`}}`): the C++
 // fixtures pin the C++ spelling of their findings that way.
@@ -85,6 +87,13 @@ std::vector<fs::path> source_files(const fs::path& root) {
   return files;
 }
 
+// A C++ fixture: a C++ file, or a folder holding one (a header + .cpp project).
+bool is_cpp_fixture(const fs::path& path) {
+  for (const auto& file : source_files(path))
+    if (file.extension() != ".py") return true;
+  return false;
+}
+
 std::string relative_to(const fs::path& file, const Fixture& fx) {
   fs::path base = fs::is_directory(fx.path) ? fx.path : fx.path.parent_path();
   return fs::relative(fs::weakly_canonical(file), fs::weakly_canonical(base)).generic_string();
@@ -148,8 +157,7 @@ class RuleFixture : public ::testing::TestWithParam<Fixture> {};
 TEST_P(RuleFixture, FindingsMatchInlineExpectations) {
   const Fixture& fx = GetParam();
 #ifndef KVLINT_TEST_HAS_CPP_FRONTEND
-  if (!fs::is_directory(fx.path) && fx.path.extension() != ".py")
-    GTEST_SKIP() << "built without the C++ front end (-DKVLINT_CPP_FRONTEND=OFF)";
+  if (is_cpp_fixture(fx.path)) GTEST_SKIP() << "built without the C++ front end (-DKVLINT_CPP_FRONTEND=OFF)";
 #endif
   std::vector<std::string> select;
   MessageExpectations messages;
@@ -229,11 +237,12 @@ bool is_cpp_file(const fs::path& path) {
   return is_source(path) && path.extension() != ".py";
 }
 
-// Every C++ fixture with every rule selected, so findings of other rules on it are read too.
+// Every C++ fixture (files and header + .cpp folders) with every rule selected, so findings of
+// other rules on it are read too.
 TEST(CppFindings, CppFixturesSpeakCpp) {
   std::size_t findings = 0;
   for (const auto& fx : discover()) {
-    if (!is_cpp_file(fx.path)) continue;
+    if (!is_cpp_fixture(fx.path)) continue;
     kvlint::CheckOptions options;
     options.paths = {fx.path};
     options.config = kvlint::discover_config(fx.path);

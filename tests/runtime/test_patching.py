@@ -13,7 +13,8 @@ def patched_attributes():
                cache_utils.EncoderDecoderCache, torch.cuda.graphs.CUDAGraph]
     return {(cls.__name__, name): vars(cls).get(name)
             for cls in classes
-            for name in ("__init__", "update", "__init_subclass__", "capture_begin", "capture_end")}
+            for name in ("__init__", "update", "__init_subclass__", "__deepcopy__", "capture_begin",
+                         "capture_end")}
 
 
 def test_patches_are_restored_and_late_subclasses_are_tracked():
@@ -50,3 +51,56 @@ def test_a_cache_built_in_the_constructor_is_reported_by_the_path_that_fills_it(
     assert (used["path"], used["line"]) == ("reuse", built["line"])  # the constructor's line
     assert used["owner"] == "PersistentHolder"
     assert used["positions"] == 4 and used["rows"] == 1 and used["alive_after_step"]
+
+
+def _caches(events, path, concurrency):
+    return [e for e in events if e["event"] == "cache" and e["path"] == path and e["concurrency"] == concurrency]
+
+
+def test_the_creating_chain_names_the_flagged_call_below_a_vendored_helper():
+    events = []
+    run_entry(entry("copies", "project_cache.copies", ["stream"], [2]), events.append)
+    built = next(c for c in _caches(events, "stream", 2) if c["created_by"] == ["constructed"])
+    import project_cache.copies as module
+    source = open(module.__file__, encoding="utf-8").read().splitlines()
+    assert "cache = DynamicCache()" in source[built["line"] - 1]  # the innermost frame: the helper
+    chain = [(frame["line"], frame["owner"]) for frame in built["chain"]]
+    flagged = next(i for i, text in enumerate(source, 1) if "# the flagged call" in text)
+    assert chain[0] == (built["line"], None)
+    assert (flagged, "StreamingDecoder") in chain  # and the flagged class's call, one frame up
+    assert built["owner"] == "StreamingDecoder"  # a module-level helper: the nearest class up the chain
+    # K and V x 2 heads x dim 4 x float32 x 3 positions for each of the 4 chunks (steps).
+    assert built["rows"] == 2 and built["bytes_per_row"] == 2 * 2 * 4 * 4 * (3 * 4)
+
+
+def test_deep_copies_are_measured_as_caches_of_their_own():
+    events = []
+    run_entry(entry("copies", "project_cache.copies", ["stream"], [1, 3]), events.append)
+    for concurrency in (1, 3):
+        copies = [c for c in _caches(events, "stream", concurrency) if c["created_by"] == ["deep copy"]]
+        assert len(copies) == 1, copies
+        working = copies[0]
+        import project_cache.copies as module
+        line = open(module.__file__, encoding="utf-8").read().splitlines()[working["line"] - 1]
+        assert "copy.deepcopy(state[\"past\"])" in line
+        assert working["owner"] == "StreamingDecoder"
+        # Retained 3 positions per chunk so far plus the working copy's own extra position.
+        assert working["bytes_per_row"] > 0 and working["positions"] >= 4
+        # Each chunk's working copy dies with the chunk: peak rows, not the rows alive at the end.
+        assert working["peak_rows"] >= 1 and working["rows_alive_at_end"] == 0
+
+
+def test_a_cache_built_without_init_is_tracked_from_its_first_update():
+    events = []
+    run_entry(entry("copies", "project_cache.copies", ["restored"], [1]), events.append)
+    restored = [c for c in _caches(events, "restored", 1) if c["created_by"] == ["first update"]]
+    assert len(restored) == 1 and restored[0]["alive_after_step"]
+    assert restored[0]["bytes_per_row"] > 0
+
+
+def test_caches_evicted_when_the_request_finishes_report_their_peak_rows():
+    events = []
+    run_entry(entry("copies", "project_cache.copies", ["finish"], [4]), events.append)
+    retained = next(c for c in _caches(events, "finish", 4) if c["created_by"] == ["constructed"])
+    assert retained["rows"] == 4 and retained["peak_rows"] == 4
+    assert retained["rows_alive_at_end"] == 0 and not retained["alive_after_step"]

@@ -11,6 +11,7 @@ never tensors, so it does not change what stays alive.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import os
 import sys
@@ -19,6 +20,9 @@ import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 GROWTH_LIMIT = 256  # samples kept per object; a long decode loop must not grow memory
+CHAIN_LIMIT = 32  # frames of the creating call chain kept per cache
+
+Frame = Tuple[str, int, Optional[str]]  # file, line, owner class
 
 
 def _package_dir(module: Any) -> str:
@@ -48,13 +52,24 @@ class _Locator:
         # user packages installed there are not "internal".
         return path.startswith(self._stdlib) and "-packages" + os.sep not in path
 
-    def site(self, frame: Any) -> Tuple[str, int, Optional[str]]:
-        while frame is not None:
+    def chain(self, frame: Any) -> List[Frame]:
+        """Every frame outside transformers/torch/the harness/stdlib, innermost first.
+
+        A cache is often built several frames below the call a finding names (a vendored
+        model calls the transformers model with use_cache=True inside a helper the
+        flagged class calls): the host matches a finding anywhere on this chain.
+        """
+        out: List[Frame] = []
+        while frame is not None and len(out) < CHAIN_LIMIT:
             filename = frame.f_code.co_filename
             if not self._is_internal(filename):
-                return os.path.abspath(filename), frame.f_lineno, _owner(frame)
+                out.append((os.path.abspath(filename), frame.f_lineno, _owner(frame)))
             frame = frame.f_back
-        return "<unknown>", 0, None
+        return out
+
+    def site(self, frame: Any) -> Frame:
+        chain = self.chain(frame)
+        return chain[0] if chain else ("<unknown>", 0, None)
 
 
 def _owner(frame: Any) -> Optional[str]:
@@ -123,11 +138,15 @@ def _layer_count(cache: Any) -> int:
 class CacheRecord:
     """What is known about one Cache object, kept as numbers only."""
 
-    def __init__(self, cache: Any, cls_name: str, site: Tuple[str, int, Optional[str]],
-                 in_capture: bool) -> None:
+    def __init__(self, cache: Any, cls_name: str, chain: List[Frame], in_capture: bool,
+                 how: str = "constructed") -> None:
         self.ref = weakref.ref(cache)
         self.cls_name = cls_name
-        self.file, self.line, self.owner = site
+        self.chain = chain or [("<unknown>", 0, None)]
+        self.file, self.line, self.owner = self.chain[0]
+        if self.owner is None:  # a lambda or module-level helper: the nearest class up the chain
+            self.owner = next((owner for _, _, owner in self.chain if owner), None)
+        self.how = how  # "constructed" | "deep copy" | "first update" (built without __init__)
         self.in_capture = in_capture
         self.parent: Optional[CacheRecord] = None  # set when a composite cache absorbs this one
         self.site: Optional["_Site"] = None  # where the current run reports it
@@ -198,6 +217,7 @@ class _Site:
         self.live: Dict[int, Tuple[int, int, int]] = {}  # id(record) -> rows, logical, storage
         self.rows = self.logical = self.storage = 0
         self.peak = (0, 0, 0)  # storage, rows, logical at the moment of peak storage
+        self.peak_rows = 0  # most rows alive at once (caches evicted when a request finishes count)
 
     def set_object(self, record: CacheRecord, alive: bool = True) -> None:
         old = self.live.pop(id(record), (0, 0, 0))
@@ -209,6 +229,7 @@ class _Site:
         self.storage += new[2] - old[2]
         if (self.storage, self.logical) > (self.peak[0], self.peak[2]):
             self.peak = (self.storage, self.rows, self.logical)
+        self.peak_rows = max(self.peak_rows, self.rows)
 
 
 @dataclasses.dataclass
@@ -266,6 +287,12 @@ class Tracker:
             reports.append({
                 "class": cls_name, "file": file, "line": line,
                 "owner": owners[0] if owners else None,
+                # The creating call chain outside torch/transformers (innermost first): a
+                # finding at any of these lines, or naming any of these owners, is this cache's.
+                "chain": [{"file": f, "line": n, "owner": o} for f, n, o in top[0].chain],
+                "created_by": sorted({r.how for r in top}),
+                "peak_rows": site.peak_rows,
+                "rows_alive_at_end": site.rows,
                 "rows": rows, "positions": max(r.positions for r in top),
                 "layers": max(r.layer_count() for r in top),
                 "bytes": storage,
@@ -294,12 +321,31 @@ class Tracker:
     def _on_init_start(self, cache: Any, frame: Any) -> bool:
         if id(cache) in self._records:
             return False  # a super().__init__ inside an already tracked construction
-        site = self._locator.site(frame)
-        record = CacheRecord(cache, type(cache).__name__, site, self._capturing())
+        self._track(cache, frame, "constructed")
+        return True
+
+    def _track(self, cache: Any, frame: Any, how: str) -> CacheRecord:
+        record = CacheRecord(cache, type(cache).__name__, self._locator.chain(frame), self._capturing(), how)
         self._records[id(cache)] = record
         self._register(record)
         weakref.finalize(cache, self._on_dead, id(cache), record)
-        return True
+        return record
+
+    def _on_copy(self, new: Any, frame: Any) -> None:
+        """A deep copy of a cache: copy.deepcopy never runs __init__, yet the copy holds bytes at once.
+
+        Qwen3-TTS's decoder deep-copies its retained cache into a working copy every chunk.
+        """
+        if id(new) in self._records:
+            return
+        self._track(new, frame, "deep copy")
+        self._on_init_end(new)  # a copied composite absorbs its copied children
+        record = self._records[id(new)]
+        for layer_idx in range(_layer_count(new)):
+            tensors = _layer_tensors(new, layer_idx)
+            if tensors is not None:
+                record.apply((id(new), layer_idx), _measure_tensors(tensors, self._torch.Tensor))
+        record.site.set_object(record)
 
     def _on_init_end(self, cache: Any) -> None:
         # A composite (EncoderDecoderCache) owns the caches it was given: count
@@ -329,10 +375,14 @@ class Tracker:
         if record.parent is None:
             record.site.set_object(record, alive=False)
 
-    def _on_update(self, cache: Any, layer_idx: Any) -> None:
-        record = self._records.get(id(cache))
-        if record is None or not isinstance(layer_idx, int):
+    def _on_update(self, cache: Any, layer_idx: Any, frame: Any = None) -> None:
+        if not isinstance(layer_idx, int):
             return
+        record = self._records.get(id(cache))
+        if record is None:
+            # Built without __init__ (unpickled, copied by a route we do not hook, or before
+            # install): it holds bytes all the same; it is tracked from its first update.
+            record = self._track(cache, frame, "first update")
         tensors = _layer_tensors(cache, layer_idx)
         if tensors is None:
             return
@@ -418,11 +468,36 @@ class Tracker:
                     result = original_update(self, key_states, value_states, layer_idx, *args, **kwargs)
                 finally:
                     active.discard(id(self))
-                tracker._on_update(self, layer_idx)
+                tracker._on_update(self, layer_idx, sys._getframe(1))
                 return result
 
             update._kvlint_wrapped = True  # type: ignore[attr-defined]
             self._patch(cls, "update", update)
+        self._wrap_deepcopy(cls)
+
+    def _wrap_deepcopy(self, cls: Any) -> None:
+        # Every cache class answers copy.deepcopy through this hook: the class's own
+        # __deepcopy__ when it defines one, else the default reduce/reconstruct copy.
+        own = vars(cls).get("__deepcopy__")
+        if getattr(own, "_kvlint_wrapped", False):
+            return
+        is_root = not any("__deepcopy__" in vars(base) and getattr(vars(base)["__deepcopy__"], "_kvlint_wrapped", False)
+                          for base in cls.__mro__[1:])
+        if own is None and not is_root:
+            return  # inherits the wrapped hook
+        tracker = self
+
+        def __deepcopy__(self: Any, memo: Any) -> Any:
+            if own is not None:
+                new = own(self, memo)
+            else:
+                reductor = getattr(self, "__reduce_ex__")(4)
+                new = copy._reconstruct(self, memo, *reductor)  # what copy.deepcopy does without a hook
+            tracker._on_copy(new, sys._getframe(1))
+            return new
+
+        __deepcopy__._kvlint_wrapped = True  # type: ignore[attr-defined]
+        self._patch(cls, "__deepcopy__", __deepcopy__)
 
     def _all_subclasses(self, root: Any) -> List[Any]:
         seen, stack = [], [root]

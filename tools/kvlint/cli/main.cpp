@@ -79,7 +79,8 @@ included; --baseline FILE hides the findings an earlier report already had;
 the exit status counts only the findings reported. --write-baseline FILE
 records every finding of the run and exits 0 whatever it found.
 --fix applies the fixes, then reports and exits on what remains; --fix --dry-run prints
-the fixes as a unified diff, changes nothing, and exits 1 when it would change a file.)";
+the fixes as a unified diff (no report: not with --format or --output), changes nothing,
+and exits 1 when it would change a file.)";
 
 struct CheckArgs {
   std::vector<std::string> paths;
@@ -194,6 +195,13 @@ int run_check_command(const CheckArgs& args) {
   kvlint::OutputFormat format{};
   if (!kvlint::parse_output_format(args.format, format))
     throw UsageError(fmt::format("--format: unsupported format '{}'", args.format));
+  // As ruff's --diff, --dry-run prints the diff and no report: a report asked for with it would
+  // silently not be written.
+  if (args.dry_run && (args.format != "text" || !args.output.empty()))
+    throw UsageError(fmt::format(
+        "--fix --dry-run prints the fixes as a diff and writes no report, so {} does not apply; run "
+        "--fix --dry-run for the diff and `kvlint check` for the report",
+        args.output.empty() ? "--format " + args.format : std::string("--output")));
 
   for (const auto& p : args.paths) options.paths.emplace_back(p);
   if (options.paths.empty()) options.paths.emplace_back(".");
@@ -341,19 +349,17 @@ int run_facts_command(const std::string& file, const std::string& config_file) {
     if (!module.loaded()) throw UsageError(module.problem());
     std::error_code ec;
     const std::filesystem::path absolute = std::filesystem::absolute(file, ec);
-    kvlint::facts::CppProjectSettings settings;
-    settings.compile_database = kvlint::find_compile_database({}, config.cpp.compile_commands, config.root);
-    settings.fallback_flags = config.cpp.fallback_flags;
-    for (const auto& dir : config.cpp.include_dirs) settings.fallback_include_dirs.push_back(config.root / dir);
+    const kvlint::facts::CppProjectSettings settings = kvlint::cpp_project_settings(
+        config, kvlint::find_compile_database({}, config.cpp.compile_commands, config.root));
     const auto analyzer = module.make(config.vocabulary, settings);
     if (!analyzer) throw UsageError(fmt::format("{} is stale; rebuild kvlint", module.path().string()));
     const kvlint::facts::CppAnalysis analysis =
         analyzer->analyze(file, absolute, read.content, analyzer->command_for(absolute));
     fmt::print("{}\n", kvlint::facts::to_json(analysis.facts).dump(2));
     if (!analysis.full_types)
-      fmt::print(stderr, "kvlint: {}: analysed without full types ({} error(s){}{})\n", file, analysis.errors,
-                 analysis.missing_headers.empty() ? "" : "; missing: ",
-                 fmt::join(analysis.missing_headers, ", "));
+      fmt::print(
+          stderr, "kvlint: {}: analysed without full types ({} error(s){}{})\n", file, analysis.errors,
+          analysis.missing_headers.empty() ? "" : "; missing: ", fmt::join(analysis.missing_headers, ", "));
     return kExitClean;
   }
   const kvlint::facts::FileFacts facts = kvlint::python::analyze(file, read.content, config.vocabulary);

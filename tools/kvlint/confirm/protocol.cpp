@@ -140,6 +140,13 @@ HarnessEvent parse_object(const json& object) {
         e.growth.push_back(integer_value(step, "growth", Sign::NonNegative));
       }
     }
+    if (auto it = object.find("chain"); it != object.end() && !it->is_null()) {
+      if (!it->is_array()) throw FieldError{"\"chain\" is not an array"};
+      for (const auto& frame : *it) {
+        if (!frame.is_object()) throw FieldError{"\"chain\" holds a non-object"};
+        e.chain.push_back({get_string(frame, "file", true), get_line(frame), get_string(frame, "owner")});
+      }
+    }
     return e;
   }
   if (event == "capture") {

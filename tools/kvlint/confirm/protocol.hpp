@@ -18,6 +18,13 @@ struct StartEvent {
   std::string python, torch, transformers, device;
 };
 
+// One frame of the call chain that created a cache (outside torch/transformers), innermost first.
+struct CacheFrame {
+  std::string file;
+  uint32_t line = 0;
+  std::string owner;
+};
+
 // One distinct creation site per path per concurrency, aggregated at peak.
 struct CacheEvent {
   std::string model, path;
@@ -29,6 +36,9 @@ struct CacheEvent {
   int64_t rows = 0, positions = 0, layers = 0, bytes = 0, bytes_per_row = 0, objects = 0;
   bool alive_after_step = false, in_capture = false;
   std::vector<int64_t> growth;
+  // The creating call chain (optional; empty from older harnesses and the C++ host): a finding at
+  // any of its lines, or naming any of its owners, is this cache's.
+  std::vector<CacheFrame> chain;
 };
 
 struct CaptureEvent {

@@ -70,6 +70,15 @@ bool same_owner(const ModelRun& run, const std::string& a, const std::string& b)
   return listed(a) && listed(b);
 }
 
+// Whether `owner` is the cache's owner or the owner of a frame on its creating call chain: a
+// cache built several frames below the flagged class's call (a vendored model's helper calling
+// the transformers model with use_cache=True) belongs to that class too.
+bool owned_by(const ModelRun& run, const CacheEvent& c, const std::string& owner) {
+  if (same_owner(run, c.owner, owner)) return true;
+  return std::any_of(c.chain.begin(), c.chain.end(),
+                     [&](const CacheFrame& frame) { return same_owner(run, frame.owner, owner); });
+}
+
 bool ran_on_cuda(const ModelRun& run) {
   return run.start && run.start->device.rfind("cuda", 0) == 0;
 }
@@ -100,7 +109,10 @@ class Reconciler {
   Reconciler(const std::vector<ModelRun>& runs, const ReconcileOptions& options)
       : runs_(runs), options_(options) {
     for (const auto& run : runs_)
-      for (const auto& cache : run.caches) canonical_.emplace(cache.file, real_path(cache.file, {}));
+      for (const auto& cache : run.caches) {
+        canonical_.emplace(cache.file, real_path(cache.file, {}));
+        for (const auto& frame : cache.chain) canonical_.emplace(frame.file, real_path(frame.file, {}));
+      }
     for (const auto& run : runs_)
       for (const auto& capture : run.captures) canonical_.emplace(capture.file, real_path(capture.file, {}));
   }
@@ -163,9 +175,29 @@ class Reconciler {
     std::vector<RuntimeFinding> out;
     std::set<std::tuple<std::string, std::string, uint32_t>> reported;  // code, real file, line
     for (const auto& run : runs_) {
-      for (const auto& cache : run.caches) {
+      // A finding saying the class holds undeclared memory (KV101/KV102 presence, KV302 under
+      // enforce_eager) covers the caches whose creating chain passes through that class.
+      auto flagged_on_chain = [&](const CacheEvent& cache) {
+        return std::any_of(findings.begin(), findings.end(), [&](const InputFinding& input) {
+          const auto& code = input.finding.code;
+          return (code == "KV101" || code == "KV102" || code == "KV302") &&
+                 owned_by(run, cache, input.finding.owner_class);
+        });
+      };
+      // The widest observation of a site first: one report per site, with the most rows it held.
+      std::vector<const CacheEvent*> by_rows;
+      for (const auto& cache : run.caches) by_rows.push_back(&cache);
+      std::stable_sort(by_rows.begin(), by_rows.end(),
+                       [](const CacheEvent* a, const CacheEvent* b) { return a->rows > b->rows; });
+      for (const CacheEvent* widest_first : by_rows) {
+        const CacheEvent& cache = *widest_first;
         const Site site{canonical_.at(cache.file), cache.line};
         const std::string shown = display_path(cache.file);
+        // A cache object that never held a byte (built, never filled) is no memory: not a finding.
+        if (cache.bytes == 0 && cache.bytes_per_row == 0) continue;
+        const auto sites = chain_sites(cache);
+        const bool named_on_chain =
+            std::any_of(sites.begin(), sites.end(), [&](const Site& s) { return named.count(s) != 0; });
         auto declarations = declarations_of(run, cache.path, cache.concurrency, cache.owner);
         bool owner_declares_anywhere = false;
         for (const auto& d : run.declarations)
@@ -191,7 +223,7 @@ class Reconciler {
           out.push_back(std::move(rt));
           continue;
         }
-        if (named.count(site) != 0 || owner_declares_anywhere) continue;
+        if (named_on_chain || owner_declares_anywhere || flagged_on_chain(cache)) continue;
         if (!reported.insert({"RT001", site.first, site.second}).second) continue;
         RuntimeFinding rt{"RT001", "unflagged-cache", Severity::Warning, shown, cache.line, cache.owner, {},
                           {}};
@@ -208,10 +240,76 @@ class Reconciler {
       }
     }
     phantom_declarations(findings, out);
+    rows_drift(findings, out);
     std::sort(out.begin(), out.end(), [](const RuntimeFinding& a, const RuntimeFinding& b) {
       return std::tie(a.file, a.line, a.code) < std::tie(b.file, b.line, b.code);
     });
     return out;
+  }
+
+  // RT004 declared-rows-drift: the declaration that covers a cache's bytes per row names fewer rows
+  // than the cache held at that concurrency (a FIXED count, or MAX_NUM_SEQS below it), or it scales
+  // with MAX_NUM_SEQS while the cache's rows stayed the same as concurrency grew. Static KV202 /
+  // KV203 say the same from the source; an owner one of them names is left to its verdict.
+  void rows_drift(const std::vector<InputFinding>& findings, std::vector<RuntimeFinding>& out) const {
+    std::set<std::tuple<std::string, std::string, uint32_t>> reported;  // model, real file, line
+    for (const auto& run : runs_) {
+      auto flagged = [&](const std::string& owner) {
+        return std::any_of(findings.begin(), findings.end(), [&](const InputFinding& input) {
+          return (input.finding.code == "KV202" || input.finding.code == "KV203") &&
+                 same_owner(run, input.finding.owner_class, owner);
+        });
+      };
+      for (const auto& cache : run.caches) {
+        if (cache.path == "build" || cache.bytes_per_row == 0 ||
+            !run.path_completed(cache.path, cache.concurrency) || flagged(cache.owner))
+          continue;
+        const DeclarationEvent* d = closest_declaration(
+            declarations_of(run, cache.path, cache.concurrency, cache.owner), cache.bytes_per_row);
+        if (d == nullptr || !within_tolerance(d->bytes_per_row, cache.bytes_per_row, options_.tolerance))
+          continue;
+        std::string why;
+        if (cache.rows > d->rows) {
+          why = fmt::format(
+              "declares {} for \"{}\" ({} rows at concurrency {}), observed {} rows ({} at {}:{})",
+              rows_text(*d), d->name, d->rows, cache.concurrency, cache.rows,
+              format_bytes(cache.bytes_per_row * cache.rows), display_path(cache.file), cache.line);
+        } else if (d->rows_driver == "MAX_NUM_SEQS" && cache.concurrency > cache.rows) {
+          // The same site at the lowest concurrency of the path: rows that do not grow with it.
+          const CacheEvent* lowest = nullptr;
+          for (const auto& other : run.caches)
+            if (other.path == cache.path && other.concurrency < cache.concurrency &&
+                other.file == cache.file && other.line == cache.line &&
+                (lowest == nullptr || other.concurrency < lowest->concurrency))
+              lowest = &other;
+          if (lowest == nullptr || lowest->rows != cache.rows) continue;
+          why = fmt::format(
+              "declares \"{}\" per sequence (MAX_NUM_SEQS), observed {} rows at concurrency {} and at "
+              "concurrency {} ({} at {}:{}): the rows do not grow with the sequences",
+              d->name, cache.rows, lowest->concurrency, cache.concurrency, cache.cache_class,
+              display_path(cache.file), cache.line);
+        } else {
+          continue;
+        }
+        if (!reported.insert({run.name, canonical_.at(cache.file), cache.line}).second) continue;
+        RuntimeFinding rt{"RT004",
+                          "declared-rows-drift",
+                          Severity::Error,
+                          display_path(cache.file),
+                          cache.line,
+                          cache.owner,
+                          {},
+                          {}};
+        rt.evidence = observation(run, cache, *d);
+        rt.message = fmt::format("{} {} on path {}", cache.owner, why, cache.path);
+        rt.evidence.summary =
+            cache.rows > d->rows
+                ? fmt::format("declared {} rows, observed {} at concurrency {}", d->rows, cache.rows,
+                              cache.concurrency)
+                : fmt::format("declared MAX_NUM_SEQS, observed rows fixed at {}", cache.rows);
+        out.push_back(std::move(rt));
+      }
+    }
   }
 
   // RT003: a completed path whose collected declaration reports bytes for an owner that allocated
@@ -308,8 +406,19 @@ class Reconciler {
     return e;
   }
 
+  // Created at `site`: the cache's own line or any frame of its creating call chain.
   bool at_site(const CacheEvent& c, const Site& site) const {
-    return c.line == site.second && canonical_.at(c.file) == site.first;
+    if (c.line == site.second && canonical_.at(c.file) == site.first) return true;
+    return std::any_of(c.chain.begin(), c.chain.end(), [&](const CacheFrame& frame) {
+      return frame.line == site.second && canonical_.at(frame.file) == site.first;
+    });
+  }
+
+  // The chain frames as sites (the cache's own site first).
+  std::vector<Site> chain_sites(const CacheEvent& c) const {
+    std::vector<Site> out{Site{canonical_.at(c.file), c.line}};
+    for (const auto& frame : c.chain) out.push_back(Site{canonical_.at(frame.file), frame.line});
+    return out;
   }
 
   // Caches of the finding in one group: created at one of its sites, else owned by its owner class.
@@ -338,7 +447,7 @@ class Reconciler {
           std::any_of(sites_.begin(), sites_.end(), [&](const Site& s) { return at_site(c, s); });
       if (site_match)
         by_site.push_back(&c);
-      else if (same_owner(run, c.owner, owner))
+      else if (owned_by(run, c, owner))
         by_owner.push_back(&c);
     }
     return by_site.empty() ? by_owner : by_site;
@@ -411,6 +520,18 @@ class Reconciler {
           site_run = &run;
           site_cache = &c;
         }
+    // Else a cache of a run booting the owner whose creating chain passes through the owner class
+    // (the call the finding names may sit in a loop or branch the chain records on another line).
+    bool by_owner = false;
+    if (site_cache == nullptr)
+      for (const auto* run : booting_)
+        for (const auto& c : run->caches)
+          if (c.path != "build" && c.bytes > 0 && owned_by(*run, c, f.owner_class) &&
+              (site_cache == nullptr || c.rows > site_cache->rows)) {
+            site_run = run;
+            site_cache = &c;
+            by_owner = true;
+          }
     if (site_cache != nullptr) {
       const CacheEvent& c = *site_cache;
       auto declarations = declarations_of(*site_run, c.path, c.concurrency, f.owner_class);
@@ -421,9 +542,12 @@ class Reconciler {
       result.evidence = group_evidence(*site_run, c.path, c.concurrency);
       result.evidence.observed = observed_of(c);
       if (d != nullptr) result.evidence.declared = declared_of(*d);
-      auto observed = fmt::format("observed {} rows={} at concurrency {} ({}/row)",
+      auto observed = fmt::format("observed {} rows={} at concurrency {} ({}/row){}",
                                   c.cache_class.empty() ? "cache" : c.cache_class, c.rows, c.concurrency,
-                                  format_bytes(c.bytes_per_row));
+                                  format_bytes(c.bytes_per_row),
+                                  by_owner ? fmt::format(" created at {}:{}, {} on its call chain",
+                                                         display_path(c.file), c.line, f.owner_class)
+                                           : std::string());
       // A declaration the runtime collected that covers these bytes means the cache is declared after all
       // (through a hop or inheritance the static analysis did not follow).
       if (d != nullptr && within_tolerance(d->bytes_per_row, c.bytes_per_row, options_.tolerance)) {

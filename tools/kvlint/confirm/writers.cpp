@@ -9,8 +9,8 @@
 #include <tuple>
 
 #include "rules/registry.hpp"
-#include "tools/kvlint/engine/result_cache.hpp"
 #include "tools/kvlint/confirm/review_input.hpp"
+#include "tools/kvlint/engine/result_cache.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
 #include "tools/kvlint/reporters/reporters.hpp"
 #include "tools/kvlint/reporters/sarif_support.hpp"
@@ -188,6 +188,14 @@ json model_json(const ModelRun& run) {
                       {"in_capture", c.in_capture},
                       {"growth", c.growth}});
     put_path(caches.back(), "file", c.file);
+    if (!c.chain.empty()) {
+      json chain = json::array();
+      for (const auto& frame : c.chain) {
+        chain.push_back({{"file", frame.file}, {"line", frame.line}, {"owner", frame.owner}});
+        put_path(chain.back(), "file", frame.file);
+      }
+      caches.back()["chain"] = std::move(chain);
+    }
   }
   json captures = json::array();
   for (const auto& c : run.captures) {

@@ -49,7 +49,8 @@ CppFrontEndModule::CppFrontEndModule() {
     }
     factory_ = reinterpret_cast<KvlintMakeCppAnalyzer>(::dlsym(handle_, "kvlint_make_cpp_analyzer"));
     if (!factory_) {
-      problem_ = fmt::format("{} is not a kvlint C++ front end (no kvlint_make_cpp_analyzer)", candidate.string());
+      problem_ =
+          fmt::format("{} is not a kvlint C++ front end (no kvlint_make_cpp_analyzer)", candidate.string());
       return;
     }
     path_ = candidate;
@@ -75,7 +76,8 @@ std::unique_ptr<facts::CppAnalyzer> CppFrontEndModule::make(const facts::Vocabul
   return std::unique_ptr<facts::CppAnalyzer>(factory_(facts::kCppAnalyzerAbi, &vocabulary, &settings));
 }
 
-fs::path find_compile_database(const fs::path& explicit_dir, const std::string& configured, const fs::path& root) {
+fs::path find_compile_database(const fs::path& explicit_dir, const std::string& configured,
+                               const fs::path& root) {
   std::error_code ec;
   auto database_in = [&](const fs::path& p) -> fs::path {
     if (fs::is_regular_file(p, ec)) return p;
@@ -93,6 +95,19 @@ fs::path find_compile_database(const fs::path& explicit_dir, const std::string& 
     if (dir == dir.parent_path()) break;
   }
   return {};
+}
+
+facts::CppProjectSettings cpp_project_settings(const Config& config, const fs::path& compile_database) {
+  facts::CppProjectSettings settings;
+  settings.compile_database = compile_database;
+  settings.fallback_flags = config.cpp.fallback_flags;
+  for (const auto& dir : config.cpp.include_dirs) settings.fallback_include_dirs.push_back(config.root / dir);
+  // The project root last: real projects name their own headers from it
+  // (`#include "sherpa-onnx/csrc/model.h"`), and a header not found is a class not seen.
+  std::error_code ec;
+  for (const fs::path& dir : {config.root / "include", config.root / "runtime" / "include", config.root})
+    if (fs::is_directory(dir, ec)) settings.fallback_include_dirs.push_back(dir);
+  return settings;
 }
 
 }  // namespace kvlint

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analyzers/facts/cpp_analyzer.hpp"
+#include "tools/kvlint/config/config.hpp"
 
 namespace kvlint {
 
@@ -45,5 +46,11 @@ class CppFrontEndModule {
 // compile_commands.json in `root` or a directory above it. Empty: none.
 std::filesystem::path find_compile_database(const std::filesystem::path& explicit_dir,
                                             const std::string& configured, const std::filesystem::path& root);
+
+// What the front end is given for one project: `compile_database` (may be empty) and the
+// fallback flags and include directories of `config` (its include-dirs, then the root's
+// include/ and runtime/include/ where they exist, then the root itself).
+facts::CppProjectSettings cpp_project_settings(const Config& config,
+                                               const std::filesystem::path& compile_database);
 
 }  // namespace kvlint

@@ -236,19 +236,23 @@ class Walker {
       const bool configured = project.config.source.has_value();
       const fs::path start = configured ? project.config.root : unconfigured_context_top(i);
       const std::size_t before = candidates_.size();
-      context_budget_ =
-          configured ? std::numeric_limits<std::size_t>::max() : options_.max_unconfigured_context;
+      constexpr std::size_t kUnbounded = std::numeric_limits<std::size_t>::max();
+      context_budget_ = configured ? kUnbounded : options_.max_unconfigured_context;
+      context_entry_budget_ = configured ? kUnbounded : options_.max_unconfigured_entries;
       context_budget_exceeded_ = false;
       context_files_ = 0;
+      context_entries_ = 0;
       walk(shown_name(start), start, i, kContextWalk);
+      result_.context_entries += context_entries_;
       if (context_budget_exceeded_) {
         candidates_.resize(before);
         ids_.resize(before);
         result_.notes.push_back(fmt::format(
-            "not loading {} as project context: it holds more than {} source files besides those named and "
-            "no kvlint.toml or [tool.kvlint] says it is one project; the named files resolve among "
-            "themselves (a config file at the project's top loads its whole tree)",
-            shown_name(start).string(), options_.max_unconfigured_context));
+            "not loading {} as project context: it holds more than {} source files or {} directory entries "
+            "besides those named and no kvlint.toml or [tool.kvlint] says it is one project; the named files "
+            "resolve among themselves (a config file at the project's top loads its whole tree)",
+            shown_name(start).string(), options_.max_unconfigured_context,
+            options_.max_unconfigured_entries));
       }
     }
   }
@@ -378,6 +382,11 @@ class Walker {
       while (const dirent* entry = ::readdir(handle.get())) {
         const std::string_view name = entry->d_name;
         if (name == "." || name == "..") continue;
+        // A bounded context walk stops reading as soon as it has read too much.
+        if (!reported && ++context_entries_ > context_entry_budget_) {
+          context_budget_exceeded_ = true;
+          return;
+        }
         names.emplace_back(name);
       }
       std::sort(names.begin(), names.end());
@@ -456,6 +465,9 @@ class Walker {
   // Context files the current context walk may still add; it stops when they run out.
   std::size_t context_budget_ = std::numeric_limits<std::size_t>::max();
   std::size_t context_files_ = 0;
+  // Directory entries it may still read (the walk's own work, whatever the entries are).
+  std::size_t context_entry_budget_ = std::numeric_limits<std::size_t>::max();
+  std::size_t context_entries_ = 0;
   bool context_budget_exceeded_ = false;
   DiscoveryResult result_;
 };

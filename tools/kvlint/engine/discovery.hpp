@@ -45,6 +45,10 @@ struct DiscoveryOptions {
   // holds more source files than this: an unrelated checkout (a home directory, a pyenv
   // tree) is never read whole because a file in it was named.
   std::size_t max_unconfigured_context = 5000;
+  // The walk itself is bounded too: an unconfigured context walk that reads more directory
+  // entries than this (files of any kind and directories: a data folder, a node_modules, a
+  // home directory) stops there and loads no context, however few source files it met.
+  std::size_t max_unconfigured_entries = 100000;
 };
 
 struct DiscoveryResult {
@@ -52,6 +56,7 @@ struct DiscoveryResult {
   std::vector<Diagnostic> diagnostics;      // unreadable directories, dangling links, missing paths
   std::vector<std::string> notes;           // for stderr: context left out and why
   std::size_t missing = 0;                  // explicit paths that do not exist or are unreadable
+  std::size_t context_entries = 0;          // directory entries the context walks read (their work)
   // Symbolic links not followed because they resolve outside the walked tree ("shown -> target").
   std::vector<std::string> links_leaving_tree;
 

@@ -12,15 +12,19 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
+#include "analyzers/facts/line_ends.hpp"
 #include "analyzers/facts/project.hpp"
 #include "analyzers/python/python_frontend.hpp"
 #include "rules/registry.hpp"
@@ -55,9 +59,12 @@ struct FileState {
   std::string module_name;
   std::optional<facts::FileFacts> facts;  // set once analysed
   std::vector<Diagnostic> analysis_diagnostics;
-  bool parsed = false;      // went through the front end at least once this run
-  bool anchor_hit = false;  // the prefilter: contains a vocabulary anchor
-  bool is_cpp = false;      // analysed by the C++ front end
+  bool parsed = false;                       // went through the front end at least once this run
+  bool anchor_hit = false;                   // the prefilter: contains a vocabulary anchor
+  bool is_cpp = false;                       // analysed by the C++ front end
+  bool analysis_failed = false;              // the C++ front end could not analyse it at all
+  std::vector<FileDependency> dependencies;  // the headers its C++ result depends on
+  std::vector<std::string> dropped_options;  // C++: compile options left out (not how the file is read)
   std::optional<std::vector<std::string>> defined_classes;  // names after `class `, scanned on demand
 };
 
@@ -116,6 +123,10 @@ std::vector<std::string> cpp_prefilter_anchors(const facts::Vocabulary& v) {
   for (const char* fixed :
        {"cudaGraphInstantiate", "CUDAGraph", "copy_(", "index_put_(", "index_add_(", "::cat("})
     anchors.emplace_back(fixed);
+  // A K/V store class named like no cache (`struct LayerKV { torch::Tensor keys, values; }`)
+  // allocates its tensors.
+  for (const auto& allocator : v.cpp.tensor_allocators)
+    for (const char* ns : {"torch::", "at::"}) anchors.push_back(ns + allocator + "(");
   return anchors;
 }
 
@@ -130,31 +141,75 @@ bool is_identifier_char(char c) {
          static_cast<unsigned char>(c) >= 0x80;
 }
 
-// Names written after the keyword `class ` anywhere in the bytes (a superset of the
-// classes the file defines; strings and comments may add a few, which only costs a parse).
-std::vector<std::string> scan_class_names(std::string_view content) {
-  std::vector<std::string> names;
-  constexpr std::string_view kKeyword = "class ";
+// Appends the names written after `keyword` anywhere in the bytes.
+void scan_names_after(std::string_view content, std::string_view keyword, std::vector<std::string>& names) {
   // memmem, not string_view::find: find scans for 'c' and compares at each, slow on source text.
   auto next = [&](std::size_t from) -> std::size_t {
     if (from >= content.size()) return std::string_view::npos;
-    const void* hit =
-        ::memmem(content.data() + from, content.size() - from, kKeyword.data(), kKeyword.size());
+    const void* hit = ::memmem(content.data() + from, content.size() - from, keyword.data(), keyword.size());
     return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - content.data())
                : std::string_view::npos;
   };
   for (std::size_t at = next(0); at != std::string_view::npos; at = next(at + 1)) {
     if (at > 0 && is_identifier_char(content[at - 1])) continue;
-    std::size_t begin = at + kKeyword.size();
+    std::size_t begin = at + keyword.size();
     while (begin < content.size() && (content[begin] == ' ' || content[begin] == '\t')) ++begin;
     std::size_t end = begin;
     while (end < content.size() && is_identifier_char(content[end])) ++end;
     if (end > begin) names.emplace_back(content.substr(begin, end - begin));
   }
+}
+
+// Names written after the keyword `class ` or `struct ` (C++) anywhere in the bytes (a superset
+// of the classes the file defines; strings and comments may add a few, which only costs a parse).
+std::vector<std::string> scan_class_names(std::string_view content) {
+  std::vector<std::string> names;
+  for (std::string_view keyword : {std::string_view("class "), std::string_view("struct ")})
+    scan_names_after(content, keyword, names);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
 }
+
+// Whether the files a cached C++ result depends on (FileDependency: included headers, paths
+// where missing headers were looked for) are still as they were. Each path is looked at once
+// a run; thread-safe.
+class IncludedFilesCheck {
+ public:
+  bool holds(const std::vector<FileDependency>& dependencies) {
+    return std::all_of(dependencies.begin(), dependencies.end(), [&](const FileDependency& d) {
+      const Seen s = now(d.path);
+      return d.content_hash ? s.regular && s.read && s.hash == *d.content_hash : !s.regular;
+    });
+  }
+
+ private:
+  struct Seen {
+    bool regular = false;  // a regular file is there
+    bool read = false;     // and could be read (else it matches no hash)
+    std::uint64_t hash = 0;
+  };
+  Seen now(const std::string& path) {
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = seen_.find(path); it != seen_.end()) return it->second;
+    }
+    Seen s;
+    std::error_code ec;
+    s.regular = fs::is_regular_file(path, ec);
+    if (s.regular) {
+      std::ifstream in(path, std::ios::binary);
+      const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      s.read = in.is_open() && !in.bad();
+      s.hash = XXH3_64bits(bytes.data(), bytes.size());
+    }
+    std::lock_guard lock(mutex_);
+    seen_.emplace(path, s);
+    return s;
+  }
+  std::mutex mutex_;
+  std::map<std::string, Seen> seen_;
+};
 
 // Dotted module path: directories holding __init__.py above the file, up to the config root.
 class ModuleNamer {
@@ -206,12 +261,10 @@ std::string_view line_of(std::string_view content, uint32_t line) {
   if (line == 0) return {};
   std::size_t start = 0;
   for (uint32_t l = 1; l < line; ++l) {
-    start = content.find('\n', start);
-    if (start == std::string_view::npos) return {};
-    ++start;
+    start = facts::next_line_start(content, start);
+    if (start == content.size()) return {};
   }
-  std::size_t end = content.find('\n', start);
-  return content.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+  return content.substr(start, facts::line_end(content, start) - start);
 }
 
 std::string fingerprint_parts(std::string_view code, std::string_view path, std::string_view owner,
@@ -266,8 +319,10 @@ class ProjectRun {
   const Config& config() const { return config_; }
   bool has_cpp() const { return has_cpp_; }
   // The C++ front end (loaded once per run) and the command-line compile database; before check().
-  void use_cpp(const CppFrontEndModule* module, const fs::path& compile_commands) {
+  void use_cpp(const CppFrontEndModule* module, const fs::path& compile_commands,
+               IncludedFilesCheck& included) {
     cpp_module_ = module;
+    included_files_ = &included;
     compile_database_ = find_compile_database(compile_commands, config_.cpp.compile_commands, config_.root);
     if (!compile_database_.empty()) {
       ReadOutcome db = read_source(compile_database_, compile_database_.string());
@@ -285,6 +340,12 @@ class ProjectRun {
     for (const auto& f : files_)
       if (f.readable && reported_.count(f.file.display)) out.emplace(f.file.display, f.content_hash);
   }
+  // The dependencies of every C++ result of the run, for the run memo.
+  void add_dependencies(std::vector<FileDependency>& out) const {
+    for (const auto& f : files_) out.insert(out.end(), f.dependencies.begin(), f.dependencies.end());
+  }
+  // Reported files that could not be analysed at all (counted in stats().files_failed too).
+  std::size_t analysis_failures() const { return analysis_failures_; }
   // Absolute paths of every file of the project (reported or context), for cache pruning.
   void add_paths(std::vector<std::string>& paths) const {
     for (const auto& f : files_) paths.push_back(f.file.absolute.string());
@@ -472,14 +533,7 @@ class ProjectRun {
   void analyse_cpp(const std::vector<std::size_t>& indices, const facts::Vocabulary& vocabulary) {
     std::unique_ptr<facts::CppAnalyzer> analyzer;
     if (cpp_module_ && cpp_module_->loaded()) {
-      facts::CppProjectSettings settings;
-      settings.compile_database = compile_database_;
-      settings.fallback_flags = config_.cpp.fallback_flags;
-      for (const auto& dir : config_.cpp.include_dirs)
-        settings.fallback_include_dirs.push_back(config_.root / dir);
-      std::error_code ec;
-      for (const fs::path& dir : {config_.root / "include", config_.root / "runtime" / "include"})
-        if (fs::is_directory(dir, ec)) settings.fallback_include_dirs.push_back(dir);
+      const facts::CppProjectSettings settings = cpp_project_settings(config_, compile_database_);
       analyzer = cpp_module_->make(vocabulary, settings);
       if (analyzer && !analyzer->database_problem().empty()) {
         Diagnostic d;
@@ -501,6 +555,7 @@ class ProjectRun {
         d.kind = "not-analysed";
         d.message = fmt::format("C++ file not analysed: {}", why);
         files_[i].analysis_diagnostics = {std::move(d)};
+        files_[i].analysis_failed = true;
       }
       return;
     }
@@ -508,16 +563,20 @@ class ProjectRun {
       FileState& state = files_[i];
       const std::optional<std::string> content = reread(state);
       if (!content) return;
-      const facts::CppCommand command = analyzer->command_for(state.file.absolute);
+      facts::CppCommand command = analyzer->command_for(state.file.absolute);
+      state.dropped_options = std::move(command.dropped);
       std::string command_text = cpp_module_->identity() + "\n" + command.directory.string();
       for (const auto& a : command.arguments) command_text += "\n" + a;
       const std::string key_module = state.module_name + "\ncpp\n" + command_text;
       const std::string key = cache_key({*content, tool_identity_, config_fingerprint_, &vocabulary,
                                          state.file.display, key_module, config_location_});
       if (cache_) {
-        if (auto hit = cache_->lookup(key)) {
+        // The key covers the file and its command; the headers it read are checked here.
+        if (auto hit = cache_->lookup(key); hit && included_files_->holds(hit->dependencies)) {
           state.facts = std::move(hit->facts);
           state.analysis_diagnostics = std::move(hit->diagnostics);
+          state.dependencies = std::move(hit->dependencies);
+          state.analysis_failed = false;
           return;
         }
       }
@@ -531,8 +590,20 @@ class ProjectRun {
       }
       analysis.facts = std::move(cpp.facts);
       analysis.facts.module_name = state.module_name;
+      for (const auto& included : cpp.included)
+        analysis.dependencies.push_back({included.path, included.content_hash});
+      for (const auto& absent : cpp.absent) analysis.dependencies.push_back({absent, std::nullopt});
+      bytes_parsed_.fetch_add(content->size(), std::memory_order_relaxed);
       Diagnostic d;
       d.path = state.file.display;
+      for (const auto& problem : analysis.facts.parse_problems) {  // the walk's budget
+        Diagnostic p = d;
+        p.line = problem.loc.line;
+        p.column = problem.loc.column;
+        p.kind = "parse-error";
+        p.message = problem.message;
+        analysis.diagnostics.push_back(std::move(p));
+      }
       if (cpp.failed) {
         d.kind = "compile-error";
         d.message = fmt::format("C++ file not analysed: {}", cpp.first_error);
@@ -545,17 +616,39 @@ class ProjectRun {
             cpp.missing_headers.size() == 1 ? "a header was" : "headers were",
             fmt::join(cpp.missing_headers, ", "), cpp.missing_headers.size() >= 5 ? ", ..." : "");
         analysis.diagnostics.push_back(d);
+        // Degraded mode hides what the missing headers cause, never the file's own syntax
+        // errors: those are a compile-error, and --fix leaves the file alone.
+        if (cpp.syntax_errors > 0) {
+          Diagnostic syntax;
+          syntax.path = state.file.display;
+          syntax.kind = "compile-error";
+          syntax.message =
+              fmt::format("syntax error{} ({}, first: {}); analysed what Clang recovered",
+                          cpp.syntax_errors == 1 ? "" : "s", cpp.syntax_errors, cpp.first_syntax_error);
+          analysis.diagnostics.push_back(std::move(syntax));
+        }
       } else if (cpp.errors > 0) {
         d.kind = "compile-error";
         d.message = fmt::format("does not compile ({} error{}, first: {}); analysed what Clang recovered",
                                 cpp.errors, cpp.errors == 1 ? "" : "s", cpp.first_error);
         analysis.diagnostics.push_back(d);
       }
-      if (cache_) cache_->store(key, state.file.absolute.string(), analysis);
+      // A failed analysis is not kept (it is cheap to repeat, and must count as failed again);
+      // nor one whose headers could not all be listed.
+      if (cache_ && !cpp.failed && cpp.dependencies_known)
+        cache_->store(key, state.file.absolute.string(), analysis);
       state.facts = std::move(analysis.facts);
       state.analysis_diagnostics = std::move(analysis.diagnostics);
+      state.dependencies = std::move(analysis.dependencies);
+      state.analysis_failed = cpp.failed;
       state.parsed = true;
     });
+    for (std::size_t i : indices)
+      if (!files_[i].dropped_options.empty())
+        result_.details.push_back(fmt::format(
+            "{}: left out {} compile option{} that do not change how it is read: {}", files_[i].file.display,
+            files_[i].dropped_options.size(), files_[i].dropped_options.size() == 1 ? "" : "s",
+            fmt::join(files_[i].dropped_options, " ")));
   }
 
   // Classes that capture CUDA graphs are often built by another class only when not
@@ -575,6 +668,7 @@ class ProjectRun {
       for (const auto& name : built) {
         needles.push_back(name + "(");
         needles.push_back(name + ".");
+        needles.push_back("<" + name + ">");  // C++: held as `std::unique_ptr<GraphRunner> graphs_`
       }
       analyse(containing_any(readable_matching([](const FileState& f) { return !f.facts; }), needles),
               vocabulary_);
@@ -614,25 +708,81 @@ class ProjectRun {
     for (std::size_t k = 0; k < owners.size(); ++k) *files_[owners[k]].facts = std::move(returned[k]);
   }
 
+  // C++ classes defined in analysed headers whose methods are defined out of line in files the
+  // prefilter skipped (`Runner::warmup` in runner.cpp names no anchor; runner.h does): analyse
+  // the files that name `Runner::`, once per class. And the holders of C++ classes that keep
+  // K/V (`std::shared_ptr<LayerKV> kv_` names no anchor): the files naming such a class.
+  // True when some were analysed.
+  bool analyse_out_of_line_methods() {
+    std::vector<std::string> needles;
+    for (const auto& f : files_) {
+      if (!f.facts || f.facts->language != facts::Language::Cpp) continue;
+      if (is_cpp_header(f.file.display))
+        for (const auto& c : f.facts->classes)
+          if (!c.out_of_line && out_of_line_searched_.insert(c.name + "::").second)
+            needles.push_back(c.name + "::");
+      // Only stores that are no module: a module keeping K/V names an anchor or is held by one.
+      auto is_module = [&](const std::string& name) {
+        for (const auto& c : f.facts->classes)
+          if (c.name == name)
+            for (const auto& b : c.bases)
+              if (b.resolved.find("nn.Module") != std::string::npos ||
+                  b.resolved.find("nn.Cloneable") != std::string::npos)
+                return true;
+        return false;
+      };
+      for (const auto& site : f.facts->cache_sites)
+        if (!site.owner_class.empty() && !is_module(site.owner_class) &&
+            out_of_line_searched_.insert(site.owner_class).second)
+          needles.push_back(site.owner_class);
+    }
+    if (needles.empty()) return false;
+    const std::vector<std::size_t> found =
+        containing_any(readable_matching([](const FileState& f) { return !f.facts && f.is_cpp; }), needles);
+    if (found.empty()) return false;
+    analyse(found, vocabulary_);
+    return true;
+  }
+
+  static bool is_cpp_header(std::string_view path) {
+    for (std::string_view ext : {".h", ".hpp", ".hh", ".hxx", ".cuh"})
+      if (path.ends_with(ext)) return true;
+    return false;
+  }
+
   void analyse_with_widening() {
     analyse(readable_matching([](const FileState& f) { return f.anchor_hit; }), vocabulary_);
     analyse_capture_holders();
     int base_rounds = 0;
     for (int round = 0; round < kMaxWideningRounds; ++round) {
-      bool changed = false;
+      bool changed = analyse_out_of_line_methods();
       // Bases defined in files the prefilter skipped: parse those so inheritance resolves.
       if (base_rounds < kMaxBaseRounds) {
         std::set<std::string> defined, wanted;
         for (const auto& f : files_)
           if (f.facts)
-            for (const auto& c : f.facts->classes) defined.insert(c.name);
+            for (const auto& c : f.facts->classes)
+              if (!c.out_of_line) defined.insert(c.name);
         for (const auto& f : files_)
           if (f.facts)
-            for (const auto& c : f.facts->classes)
+            for (const auto& c : f.facts->classes) {
+              // A .cpp defining methods of a class whose header the prefilter skipped: the
+              // header holds its members (K/V buffers, held modules).
+              if (c.out_of_line && !defined.count(c.name)) wanted.insert(c.name);
               for (const auto& b : c.bases) {
                 std::string simple(facts::simple_name(b.resolved.empty() ? b.written : b.resolved));
                 if (!simple.empty() && !defined.count(simple)) wanted.insert(std::move(simple));
               }
+            }
+        // C++ members and constructions of classes defined elsewhere (`std::shared_ptr<LayerKV> kv_`,
+        // `std::make_shared<LayerKV>(...)`): the K/V store's header may name no anchor.
+        for (const auto& f : files_)
+          if (f.facts && f.facts->language == facts::Language::Cpp) {
+            for (const auto& h : f.facts->hops)
+              if (!defined.count(h.target_class)) wanted.insert(h.target_class);
+            for (const auto& c : f.facts->constructions)
+              if (!defined.count(c.target_class)) wanted.insert(c.target_class);
+          }
         if (!wanted.empty()) {
           // The class-name scan runs only here, for files the prefilter skipped, and at most once each.
           std::vector<std::size_t> unanalysed =
@@ -672,7 +822,10 @@ class ProjectRun {
     result_.stats.bytes_parsed = bytes_parsed_.load();
     for (const auto& f : files_) {
       if (!f.readable || !is_reported(f)) continue;
-      if (f.parsed)
+      if (f.analysis_failed) {
+        ++result_.stats.files_failed;
+        ++analysis_failures_;
+      } else if (f.parsed)
         ++result_.stats.files_parsed;
       else if (f.facts)
         ++result_.stats.files_cached;
@@ -751,6 +904,9 @@ class ProjectRun {
   std::vector<FileState> files_;
   bool has_cpp_ = false;
   const CppFrontEndModule* cpp_module_ = nullptr;
+  IncludedFilesCheck* included_files_ = nullptr;
+  std::size_t analysis_failures_ = 0;
+  std::set<std::string> out_of_line_searched_;  // needles of analyse_out_of_line_methods already searched
   fs::path compile_database_;
   std::uint64_t compile_database_hash_ = 0;
   std::set<std::string> reported_;  // display paths of the reported files
@@ -806,8 +962,10 @@ CheckResult run_check(const CheckOptions& options) {
         result.diagnostics.push_back(std::move(d));
       }
     }
+  IncludedFilesCheck included_files;
   for (auto& project : projects)
-    if (project->has_cpp()) project->use_cpp(cpp_module ? &*cpp_module : nullptr, options.compile_commands);
+    if (project->has_cpp())
+      project->use_cpp(cpp_module ? &*cpp_module : nullptr, options.compile_commands, included_files);
   auto cache_dir_of = [&](const ProjectRun& project) {
     return cache_dir.empty() ? project.config().root / ".kvlint_cache" : cache_dir;
   };
@@ -870,12 +1028,14 @@ CheckResult run_check(const CheckOptions& options) {
     const XXH128_hash_t digest = XXH3_128bits_digest(state);
     XXH3_freeState(state);
     memo_key = fmt::format("{:016x}{:016x}", digest.high64, digest.low64);
-    if (auto memo = load_run_memo(cache_dir_of(*projects.front()), memo_key)) {
+    if (auto memo = load_run_memo(cache_dir_of(*projects.front()), memo_key);
+        memo && included_files.holds(memo->dependencies)) {
       result.findings = std::move(memo->findings);
       result.diagnostics = std::move(memo->diagnostics);
       result.suppressed = memo->suppressed;
       result.stats.files_cached = memo->files_analysed;
       result.stats.files_skipped = memo->files_skipped;
+      result.stats.files_failed += memo->files_failed;
       keep_reported();
       return result;
     }
@@ -897,10 +1057,12 @@ CheckResult run_check(const CheckOptions& options) {
     CheckResult& part = project->result();
     for (auto& f : part.findings) result.findings.push_back(std::move(f));
     for (auto& d : part.diagnostics) result.diagnostics.push_back(std::move(d));
+    for (auto& detail : part.details) result.details.push_back(std::move(detail));
     result.suppressed += part.suppressed;
     result.stats.files_parsed += part.stats.files_parsed;
     result.stats.files_cached += part.stats.files_cached;
     result.stats.files_skipped += part.stats.files_skipped;
+    result.stats.files_failed += project->analysis_failures();
     result.stats.bytes_parsed += part.stats.bytes_parsed;
   }
   std::sort(result.findings.begin(), result.findings.end(), finding_less);
@@ -921,12 +1083,23 @@ CheckResult run_check(const CheckOptions& options) {
   const bool saw_changes = std::any_of(projects.begin(), projects.end(),
                                        [](const auto& project) { return project->saw_changes(); });
   if (use_memo && caches_saved && !saw_changes) {
+    RunMemo memo{result.findings,
+                 result.diagnostics,
+                 result.suppressed,
+                 result.stats.files_parsed + result.stats.files_cached,
+                 result.stats.files_skipped,
+                 0,
+                 {}};
+    for (const auto& project : projects) {
+      memo.files_failed += project->analysis_failures();
+      project->add_dependencies(memo.dependencies);
+    }
+    std::sort(memo.dependencies.begin(), memo.dependencies.end(),
+              [](const FileDependency& a, const FileDependency& b) { return a.path < b.path; });
+    memo.dependencies.erase(std::unique(memo.dependencies.begin(), memo.dependencies.end()),
+                            memo.dependencies.end());
     std::string error;
-    if (!save_run_memo(
-            cache_dir_of(*projects.front()), memo_key,
-            RunMemo{result.findings, result.diagnostics, result.suppressed,
-                    result.stats.files_parsed + result.stats.files_cached, result.stats.files_skipped},
-            error))
+    if (!save_run_memo(cache_dir_of(*projects.front()), memo_key, memo, error))
       result.notes.push_back(fmt::format("caching disabled: cannot write the cache: {}", error));
   }
   keep_reported();

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
 #include <map>
 #include <set>
 
+#include "analyzers/facts/line_ends.hpp"
 #include "tools/kvlint/engine/result_cache.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
 
@@ -105,6 +107,20 @@ bool conflicts(const FixEdit& a, const FixEdit& b) {
   return a.begin < b.end && b.begin < a.end;
 }
 
+// `text` with each "\n" that does not already end a "\r\n" written as `eol`.
+std::string with_line_ending(std::string_view text, std::string_view eol) {
+  if (eol == "\n" || text.find('\n') == std::string_view::npos) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + text.size() / 16);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n' && (i == 0 || text[i - 1] != '\r'))
+      out += eol;
+    else
+      out += text[i];
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string unified_diff(std::string_view path, std::string_view before, std::string_view after) {
@@ -161,8 +177,10 @@ std::string unified_diff(std::string_view path, std::string_view before, std::st
 FixOutcome apply_fixes(const CheckResult& result, const FixOptions& options) {
   FixOutcome outcome;
   std::set<std::string> unparsable;
+  // A Python parse error, or a C++ file Clang could not compile (or whose degraded analysis met
+  // a syntax error): what the fix was computed on may not be what the file means.
   for (const auto& d : result.diagnostics)
-    if (d.kind == "parse-error") unparsable.insert(d.path);
+    if (d.kind == "parse-error" || d.kind == "compile-error") unparsable.insert(d.path);
   std::map<std::string, std::vector<const Finding*>> by_file;
   for (const auto& f : result.findings) {
     if (!f.fix || f.fix->edits.empty()) continue;
@@ -175,6 +193,14 @@ FixOutcome apply_fixes(const CheckResult& result, const FixOptions& options) {
   for (const auto& [path, findings] : by_file) {
     if (unparsable.count(path)) {
       outcome.notes.push_back(fmt::format("{}: not fixed: the file has syntax errors", path));
+      continue;
+    }
+    // As ruff does, a file the user made read-only is not rewritten (the rename-based write
+    // would replace it whatever its mode, and as root access(2) says yes to anything).
+    struct stat st {};
+    const bool have_mode = ::stat(path.c_str(), &st) == 0;
+    if (have_mode && ((st.st_mode & 0222) == 0 || ::access(path.c_str(), W_OK) != 0)) {
+      outcome.notes.push_back(fmt::format("{}: not fixed: the file is read-only", path));
       continue;
     }
     const ReadOutcome read = read_source(path, path);
@@ -205,14 +231,15 @@ FixOutcome apply_fixes(const CheckResult& result, const FixOptions& options) {
     std::sort(accepted.begin(), accepted.end(), [](const FixEdit& x, const FixEdit& y) {
       return x.begin != y.begin ? x.begin > y.begin : x.end > y.end;
     });
+    // Text a fix writes ends its lines with "\n"; a CRLF (or CR) file keeps its own ending.
+    const std::string_view eol = facts::line_ending_of(read.content);
     std::string fixed = read.content;
-    for (const auto& e : accepted) fixed.replace(e.begin, e.end - e.begin, e.replacement);
+    for (const auto& e : accepted)
+      fixed.replace(e.begin, e.end - e.begin, with_line_ending(e.replacement, eol));
     if (fixed == read.content) continue;
     if (options.dry_run) {
       outcome.diff += unified_diff(path, read.content, fixed);
     } else {
-      struct stat st {};
-      const bool have_mode = ::stat(path.c_str(), &st) == 0;
       std::string error;
       if (!write_output_file(path, fixed, error)) {
         outcome.notes.push_back(fmt::format("{}: not fixed: {}", path, error));

@@ -187,6 +187,26 @@ std::optional<std::string> read_regular_file(const fs::path& path) {
   return content;
 }
 
+// [[path, "hash in hex"], [path, null], ...]: null for a path that must stay absent.
+json dependencies_to_json(const std::vector<FileDependency>& dependencies) {
+  json out = json::array();
+  for (const auto& d : dependencies)
+    out.push_back(
+        json::array({d.path, d.content_hash ? json(fmt::format("{:016x}", *d.content_hash)) : json()}));
+  return out;
+}
+
+std::vector<FileDependency> dependencies_from_json(const json& in) {
+  std::vector<FileDependency> out;
+  for (const auto& d : in) {
+    FileDependency dependency;
+    dependency.path = d.at(0).get<std::string>();
+    if (!d.at(1).is_null()) dependency.content_hash = std::stoull(d.at(1).get<std::string>(), nullptr, 16);
+    out.push_back(std::move(dependency));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<RunMemo> load_run_memo(const fs::path& directory, const std::string& key) {
@@ -202,6 +222,8 @@ std::optional<RunMemo> load_run_memo(const fs::path& directory, const std::strin
     memo.suppressed = doc->at("suppressed").get<std::size_t>();
     memo.files_analysed = doc->at("files_analysed").get<std::size_t>();
     memo.files_skipped = doc->at("files_skipped").get<std::size_t>();
+    memo.files_failed = doc->at("files_failed").get<std::size_t>();
+    memo.dependencies = dependencies_from_json(doc->at("dependencies"));
     return memo;
   } catch (const std::exception&) {
     return std::nullopt;  // foreign shape: the run simply computes the result
@@ -218,7 +240,9 @@ bool save_run_memo(const fs::path& directory, const std::string& key, const RunM
                  {"diagnostics", std::move(diagnostics)},
                  {"suppressed", memo.suppressed},
                  {"files_analysed", memo.files_analysed},
-                 {"files_skipped", memo.files_skipped}};
+                 {"files_skipped", memo.files_skipped},
+                 {"files_failed", memo.files_failed},
+                 {"dependencies", dependencies_to_json(memo.dependencies)}};
   return write_file_atomically(run_memo_file(directory), seal(doc), error);
 }
 
@@ -363,6 +387,8 @@ std::optional<CachedAnalysis> ResultCache::lookup(const std::string& key) {
     CachedAnalysis out;
     out.facts = facts::file_facts_from_json(data.at("facts"));
     for (const auto& d : data.at("diagnostics")) out.diagnostics.push_back(diagnostic_from_json(d));
+    if (const auto depends = data.find("dependencies"); depends != data.end())
+      out.dependencies = dependencies_from_json(*depends);
     return out;
   } catch (const std::exception&) {
     std::lock_guard lock(mutex_);
@@ -377,6 +403,7 @@ void ResultCache::store(const std::string& key, const std::string& path, const C
   data["facts"] = facts::to_json(analysis.facts);
   data["diagnostics"] = json::array();
   for (const auto& d : analysis.diagnostics) data["diagnostics"].push_back(diagnostic_to_json(d));
+  if (!analysis.dependencies.empty()) data["dependencies"] = dependencies_to_json(analysis.dependencies);
   auto shared = std::make_shared<const std::vector<std::uint8_t>>(json::to_cbor(data));
   std::lock_guard lock(mutex_);
   entries_[key] = Entry{{path, std::move(shared)}, true};

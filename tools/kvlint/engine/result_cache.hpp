@@ -40,9 +40,20 @@ struct CacheKeyInputs {
 // 32 hex digits.
 std::string cache_key(const CacheKeyInputs& inputs);
 
+// A file other than the analysed one that its result depends on (a header a C++ file
+// includes), or a path where a missing header was looked for: the result holds while each
+// keeps its bytes, or stays absent (no regular file there).
+struct FileDependency {
+  std::string path;                           // absolute
+  std::optional<std::uint64_t> content_hash;  // XXH3-64 of the bytes; nullopt: must stay absent
+  bool operator==(const FileDependency&) const = default;
+};
+
 struct CachedAnalysis {
   facts::FileFacts facts;
   std::vector<Diagnostic> diagnostics;
+  // Checked by the engine on lookup (the key covers the file's own bytes and command only).
+  std::vector<FileDependency> dependencies;
 };
 
 // The decoded contents of facts-cache.cbor.
@@ -115,6 +126,9 @@ struct RunMemo {
   std::size_t suppressed = 0;
   std::size_t files_analysed = 0;  // parsed or cached in the run that produced it
   std::size_t files_skipped = 0;
+  std::size_t files_failed = 0;  // could not be analysed at all (a C++ file whose compile failed)
+  // Every analysed file's dependencies (FileDependency): the memo holds while they do.
+  std::vector<FileDependency> dependencies;
 };
 std::optional<RunMemo> load_run_memo(const std::filesystem::path& directory, const std::string& key);
 // A memo that cannot be written only costs the next run its shortcut; false

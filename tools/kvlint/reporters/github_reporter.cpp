@@ -95,7 +95,7 @@ std::string render_github(const CheckResult& result, const ReportOptions& /*opti
                        escape_property(title), escape_data(message));
   }
   for (const Diagnostic& diagnostic : result.diagnostics) {
-    out += fmt::format("::error {},title={}::{}\n",
+    out += fmt::format("::{} {},title={}::{}\n", is_note(diagnostic) ? "notice" : "error",
                        position_properties(diagnostic.path, diagnostic.line, diagnostic.column, 0, 0),
                        escape_property(fmt::format("kvlint {}", diagnostic.kind)),
                        escape_data(escape_nonprintable(diagnostic.message, true)));

@@ -105,8 +105,11 @@ std::string excerpt(SourceLines& sources, const facts::Location& loc, std::uint3
     const auto text = sources.line(loc.file, static_cast<std::uint32_t>(n));
     if (!text) break;
     const bool hit = n >= line && n <= last_hit;
-    body += fmt::format("<span class=\"{}\"><span class=\"ln\">{}</span>{}</span>{}", hit ? "hit" : "src", n,
-                        html(*text), hit ? "" : "\n");
+    // A long line shows a window around the finding's column, its cuts marked.
+    const LineWindow window = line_window(*text, loc.column > 0 ? loc.column - 1 : 0);
+    body += fmt::format("<span class=\"{}\"><span class=\"ln\">{}</span>{}{}{}</span>{}", hit ? "hit" : "src",
+                        n, window.cut_before ? kCutMarker : "", html(window.text),
+                        window.cut_after ? kCutMarker : "", hit ? "" : "\n");
   }
   if (body.empty()) return "<p class=\"muted\">(source not available)</p>\n";
   return "<pre class=\"excerpt\"><code>" + body + "</code></pre>\n";
@@ -202,6 +205,10 @@ std::string finding_article(const Finding& finding, std::size_t index, const Rev
   return out + "</article>\n";
 }
 
+// The findings section stops adding findings past this size, as the Markdown report stops
+// under GitHub's comment limit: a browser can still open the page.
+constexpr std::size_t kFindingsLimit = std::size_t{16} << 20;
+
 std::string findings_by_owner(const CheckResult& result, const ReviewData* review, SourceLines& sources) {
   std::map<std::string, std::vector<std::size_t>> by_owner;  // "" (no owner) sorts first; moved last below
   for (std::size_t i = 0; i < result.findings.size(); ++i)
@@ -211,12 +218,29 @@ std::string findings_by_owner(const CheckResult& result, const ReviewData* revie
     std::rotate(ordered.begin(), ordered.begin() + 1, ordered.end());
   std::string out = "<section id=\"findings\"><h2>Findings by owner class</h2>\n";
   if (result.findings.empty()) out += "<p>No findings.</p>\n";
+  std::size_t shown = 0;
+  bool full = false;
   for (const auto& [owner, indices] : ordered) {
+    if (full) break;
     out += fmt::format("<section class=\"owner\"><h2>{}</h2>\n",
                        owner.empty() ? std::string("(no owner class)") : "<code>" + html(owner) + "</code>");
-    for (std::size_t i : indices) out += finding_article(result.findings[i], i + 1, review, sources);
+    for (std::size_t i : indices) {
+      std::string article = finding_article(result.findings[i], i + 1, review, sources);
+      if (out.size() + article.size() > kFindingsLimit) {
+        full = true;
+        break;
+      }
+      out += article;
+      ++shown;
+    }
     out += "</section>\n";
   }
+  if (shown < result.findings.size())
+    out += fmt::format(
+        "<p id=\"not-shown\"><strong>{} more {}</strong> not shown: the report holds at most {} MiB of "
+        "findings. All of them: <code>kvlint check --format json</code>.</p>\n",
+        result.findings.size() - shown, result.findings.size() - shown == 1 ? "finding" : "findings",
+        kFindingsLimit >> 20);
   return out + "</section>\n";
 }
 
@@ -419,8 +443,8 @@ std::string render_html(const CheckResult& result, const ReportOptions& options)
   if (!result.diagnostics.empty()) {
     out += "<section id=\"input-problems\"><h2>Input problems</h2>\n<ul>\n";
     for (const Diagnostic& d : result.diagnostics)
-      out += fmt::format("<li><code>{}:{}:{}</code> <code>{}</code>: {}</li>\n", html(d.path), d.line,
-                         d.column, html(d.kind), html(d.message));
+      out += fmt::format("<li><code>{}</code> <code>{}</code>: {}</li>\n", html(diagnostic_where(d)),
+                         html(d.kind), html(d.message));
     out += "</ul></section>\n";
   }
   return out + "</main>\n</body>\n</html>\n";

@@ -58,6 +58,7 @@ Json diagnostic_json(const Diagnostic& diagnostic) {
   out.update(Json{{"line", diagnostic.line},
                   {"column", diagnostic.column},
                   {"kind", diagnostic.kind},
+                  {"severity", is_note(diagnostic) ? "note" : "error"},
                   {"message", diagnostic.message}});
   return out;
 }

@@ -84,6 +84,16 @@ std::string code_span(std::string_view text, bool in_table = true) {
   return pad ? fmt::format("{} {} {}", fence, body, fence) : fmt::format("{}{}{}", fence, body, fence);
 }
 
+// A verdict as read from a confirm JSON: one of the known words as it is, anything else (the
+// file is input like any other) escaped after "unknown verdict", so it renders as neither HTML,
+// a mention, a heading nor a fence.
+std::string verdict_markdown(std::string_view verdict) {
+  for (std::string_view known :
+       {"confirmed", "refuted", "not-exercised", "inconclusive", "not-checked", "not-run"})
+    if (verdict == known) return std::string(verdict);
+  return "unknown verdict " + escape_inline(verdict);
+}
+
 std::string location_text(const facts::Location& loc) {
   return fmt::format("{}:{}:{}", loc.file, loc.line, loc.column);
 }
@@ -142,7 +152,7 @@ std::string heading(const CheckResult& result, const Totals& totals, const Revie
     }
     std::string parts;
     for (const auto& [verdict, count] : verdicts)
-      parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", count, verdict);
+      parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", count, verdict_markdown(verdict));
     text +=
         fmt::format("Runtime (`kvlint confirm`): {}{}.\n", parts.empty() ? "" : parts + "; ",
                     plural(review->runtime_findings.size(), "runtime-only finding", "runtime-only findings"));
@@ -220,7 +230,7 @@ std::string evidence_markdown(const Finding& finding, const ReviewVerdict* verdi
     lines.push_back(fmt::format("  - {}: {}\n", code_span(location_text(related.loc), false),
                                 message_markdown(related.message, false)));
   if (verdict && !verdict->summary.empty())
-    lines.push_back(fmt::format("  - runtime ({}): {}\n", escape_inline(verdict->verdict),
+    lines.push_back(fmt::format("  - runtime ({}): {}\n", verdict_markdown(verdict->verdict),
                                 message_markdown(verdict->summary, false)));
   if (lines.empty()) return {};
   const std::string title = fmt::format("**{}** at line {}", escape_inline(finding.code), finding.loc.line);
@@ -271,7 +281,7 @@ std::string render_markdown(const CheckResult& result, const ReportOptions& opti
           finding.loc.column, finding.owner_class.empty() ? std::string() : code_span(finding.owner_class),
           message_markdown(finding.message, true));
       if (review)
-        row += fmt::format(" {} |", verdict ? escape_inline(verdict->verdict) : std::string("not-run"));
+        row += fmt::format(" {} |", verdict ? verdict_markdown(verdict->verdict) : std::string("not-run"));
       row += "\n";
       const std::string more = evidence_markdown(finding, verdict);
       if (out.size() + block.size() + evidence.size() + row.size() + more.size() + 1 + kFooterReserve >
@@ -297,10 +307,8 @@ std::string render_markdown(const CheckResult& result, const ReportOptions& opti
     std::string problems = "\n### Input problems\n\n";
     std::size_t listed = 0;
     for (const Diagnostic& diagnostic : result.diagnostics) {
-      std::string line = fmt::format(
-          "- {} {}: {}\n",
-          code_span(fmt::format("{}:{}:{}", diagnostic.path, diagnostic.line, diagnostic.column), false),
-          code_span(diagnostic.kind, false), escape_inline(diagnostic.message));
+      std::string line = fmt::format("- {} {}: {}\n", code_span(diagnostic_where(diagnostic), false),
+                                     code_span(diagnostic.kind, false), escape_inline(diagnostic.message));
       if (out.size() + problems.size() + line.size() + 200 > kCommentLimit) break;
       problems += line;
       ++listed;

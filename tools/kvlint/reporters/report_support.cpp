@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "analyzers/facts/line_ends.hpp"
 #include "rules/registry.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
 
@@ -157,6 +158,15 @@ std::string rule_name(std::string_view code) {
   return it != names.end() ? it->second : std::string();
 }
 
+std::size_t notes_in(const std::vector<Diagnostic>& diagnostics) {
+  return static_cast<std::size_t>(std::count_if(diagnostics.begin(), diagnostics.end(), is_note));
+}
+
+std::string diagnostic_where(const Diagnostic& diagnostic) {
+  if (is_note(diagnostic)) return diagnostic.path;
+  return fmt::format("{}:{}:{}", diagnostic.path, diagnostic.line, diagnostic.column);
+}
+
 std::string plural(std::size_t count, std::string_view singular, std::string_view plural_form) {
   return std::to_string(count) + " " + std::string(count == 1 ? singular : plural_form);
 }
@@ -192,19 +202,29 @@ std::optional<std::string_view> SourceLines::line(const std::string& path, std::
       file.readable = !stream.bad();
     }
     if (file.readable) {
-      std::string_view rest(file.content);
-      while (!rest.empty()) {
-        const std::size_t newline = rest.find('\n');
-        std::string_view text = rest.substr(0, newline);
-        if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-        file.lines.push_back(text);
-        if (newline == std::string_view::npos) break;
-        rest.remove_prefix(newline + 1);
-      }
+      // Lines end where the front ends end them: "\r\n", "\n" or a lone "\r".
+      const std::string_view all(file.content);
+      for (std::size_t start = 0; start < all.size(); start = facts::next_line_start(all, start))
+        file.lines.push_back(all.substr(start, facts::line_end(all, start) - start));
     }
   }
   if (!file.readable || line_number == 0 || line_number > file.lines.size()) return std::nullopt;
   return file.lines[line_number - 1];
+}
+
+LineWindow line_window(std::string_view line, std::size_t start) {
+  if (line.size() <= kExcerptWindowBytes) return {line, 0, false, false};
+  constexpr std::size_t kBefore = kExcerptWindowBytes / 4;
+  start = std::min(start, line.size());
+  std::size_t begin = start > kBefore ? start - kBefore : 0;
+  std::size_t stop = std::min(line.size(), begin + kExcerptWindowBytes);
+  if (stop == line.size()) begin = line.size() - kExcerptWindowBytes;  // a span near the end
+  auto continuation = [&](std::size_t i) {
+    return i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0U) == 0x80U;
+  };
+  while (begin < start && continuation(begin)) ++begin;
+  while (stop > begin && continuation(stop)) --stop;
+  return {line.substr(begin, stop - begin), begin, begin > 0, stop < line.size()};
 }
 
 std::size_t code_points_in_prefix(std::string_view text, std::size_t byte_count) {

@@ -52,6 +52,17 @@ std::vector<CodeCount> code_statistics(const std::vector<Finding>& findings);
 std::string rule_name(std::string_view code);
 
 // "1 finding" / "3 findings".
+// A diagnostic that informs rather than reports a problem: degraded mode (the file was
+// analysed, without full types; the usual CI case). Reported as a note about the whole file.
+inline bool is_note(const Diagnostic& diagnostic) {
+  return diagnostic.kind == "degraded";
+}
+
+std::size_t notes_in(const std::vector<Diagnostic>& diagnostics);
+
+// Where a diagnostic is, as reports print it: `path:line:column`, or the path alone for a note.
+std::string diagnostic_where(const Diagnostic& diagnostic);
+
 std::string plural(std::size_t count, std::string_view singular, std::string_view plural_form);
 // "(2 errors, 1 warning)" style breakdown without the parentheses; zero counts left out.
 std::string severity_breakdown(const Totals& totals);
@@ -71,6 +82,19 @@ class SourceLines {
   };
   std::map<std::string, File> files_;
 };
+
+// The part of a source line an excerpt shows: the whole line when it is short, else a window
+// of at most kExcerptWindowBytes from a little before byte `start` (cut at UTF-8 boundaries), so
+// a report stays linear in its findings however long their lines are.
+inline constexpr std::size_t kExcerptWindowBytes = 240;
+inline constexpr std::string_view kCutMarker = "\xE2\x80\xA6";  // "…", one column wide
+struct LineWindow {
+  std::string_view text;   // the bytes shown
+  std::size_t offset = 0;  // where they start in the line
+  bool cut_before = false;
+  bool cut_after = false;
+};
+LineWindow line_window(std::string_view line, std::size_t start);
 
 // `text` safe to print on a terminal: control characters (C0 but tab, DEL, C1)
 // and bytes that are not UTF-8 become visible escapes (`\x1b`, `\u009b`,

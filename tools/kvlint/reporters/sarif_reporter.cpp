@@ -102,8 +102,10 @@ Json rule_descriptor(const RuleInfo& info) {
 
 // Diagnostics about unusable inputs are warnings when the input was merely
 // skipped on purpose (binary, too large); errors otherwise.
-std::string_view notification_level(std::string_view kind) {
-  return (kind == "binary" || kind == "too-large") ? "warning" : "error";
+// Degraded mode is a note.
+std::string_view notification_level(const Diagnostic& diagnostic) {
+  if (is_note(diagnostic)) return "note";
+  return (diagnostic.kind == "binary" || diagnostic.kind == "too-large") ? "warning" : "error";
 }
 
 }  // namespace
@@ -168,7 +170,7 @@ std::string render_sarif(const CheckResult& result, const ReportOptions& options
 
   Json notifications = Json::array();
   for (const Diagnostic& diagnostic : result.diagnostics) {
-    Json notification = {{"level", notification_level(diagnostic.kind)},
+    Json notification = {{"level", notification_level(diagnostic)},
                          {"message", {{"text", diagnostic.message}}},
                          {"descriptor", {{"id", diagnostic.kind}}}};
     if (!diagnostic.path.empty()) {

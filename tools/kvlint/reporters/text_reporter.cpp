@@ -75,9 +75,16 @@ void append_excerpt(std::string& out, const facts::Location& loc, std::string_vi
     end = std::max(line_bytes, start + 1);
   }
 
+  // A long line shows a window around the span, its cuts marked.
+  const LineWindow window = line_window(line_text, start);
+  const std::string_view cut_before = window.cut_before ? kCutMarker : std::string_view();
+  const std::size_t window_end = window.offset + window.text.size();
+  end = std::min(end, std::max(window_end, start + 1));
+
   // Laid out on the escaped line, so an escape before the span widens the indent.
   std::string indent;
-  const std::string prefix = escape_nonprintable(line_text.substr(0, start));
+  const std::string prefix =
+      std::string(cut_before) + escape_nonprintable(line_text.substr(window.offset, start - window.offset));
   const std::string span = escape_nonprintable(line_text.substr(start, end - start));
   for (std::size_t i = 0; i < prefix.size(); ++i) {
     const auto byte = static_cast<unsigned char>(prefix[i]);
@@ -91,7 +98,8 @@ void append_excerpt(std::string& out, const facts::Location& loc, std::string_vi
   const std::string carets(caret_count, '^');
 
   out += fmt::format("{} |\n", gutter);
-  out += fmt::format("{} | {}\n", number, escape_nonprintable(line_text));
+  out += fmt::format("{} | {}{}{}\n", number, cut_before, escape_nonprintable(window.text),
+                     window.cut_after ? kCutMarker : std::string_view());
   out += fmt::format("{} | {}{}\n", gutter, indent, style.severity(severity, carets));
 }
 
@@ -106,10 +114,11 @@ void append_summary(std::string& out, const CheckResult& result, const Totals& t
     if (result.suppressed > 0) out += fmt::format("; {} suppressed", result.suppressed);
     out += ".\n";
   }
-  if (!result.diagnostics.empty()) {
-    out +=
-        fmt::format("{} reported.\n", plural(result.diagnostics.size(), "input problem", "input problems"));
-  }
+  const std::size_t notes = notes_in(result.diagnostics);
+  if (result.diagnostics.size() > notes)
+    out += fmt::format("{} reported.\n",
+                       plural(result.diagnostics.size() - notes, "input problem", "input problems"));
+  if (notes > 0) out += fmt::format("{} about how files were analysed.\n", plural(notes, "note", "notes"));
 }
 
 void append_statistics(std::string& out, const std::vector<Finding>& findings, const TextStyle& style) {
@@ -159,9 +168,10 @@ std::string render_text(const CheckResult& result, const ReportOptions& options)
     }
   }
   for (const Diagnostic& diagnostic : result.diagnostics) {
-    out += fmt::format("{}:{}:{}: {}[{}]: {}\n", escape_nonprintable(diagnostic.path), diagnostic.line,
-                       diagnostic.column, style.severity(Severity::Error, "error"), diagnostic.kind,
-                       escape_nonprintable(diagnostic.message));
+    out += fmt::format("{}: {}[{}]: {}\n", escape_nonprintable(diagnostic_where(diagnostic)),
+                       is_note(diagnostic) ? style.severity(Severity::Info, "note")
+                                           : style.severity(Severity::Error, "error"),
+                       diagnostic.kind, escape_nonprintable(diagnostic.message));
   }
   if (options.statistics) {
     if (!out.empty()) out += '\n';

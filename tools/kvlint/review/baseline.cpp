@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "tools/kvlint/engine/source_file.hpp"
 
 namespace kvlint::review {
 
@@ -22,7 +22,14 @@ Baseline Baseline::parse(std::string_view text, std::string_view source) {
     ++baseline.remaining_[value.get<std::string>()];
     ++baseline.total_;
   };
-  if (document.value("schema", "") == "kvlint-findings") {
+  // A field of the wrong type is named, not left to the JSON library's type error.
+  auto text_field = [&](std::string_view name) -> std::string {
+    const auto it = document.find(std::string(name));
+    if (it == document.end()) return {};
+    if (!it->is_string()) throw BaselineError(fmt::format("{}: \"{}\" must be a string", source, name));
+    return it->get<std::string>();
+  };
+  if (text_field("schema") == "kvlint-findings") {
     const auto findings = document.find("findings");
     if (findings == document.end() || !findings->is_array())
       throw BaselineError(fmt::format("{}: \"findings\" must be an array", source));
@@ -35,7 +42,7 @@ Baseline Baseline::parse(std::string_view text, std::string_view source) {
     return baseline;
   }
   const auto runs = document.find("runs");
-  if (document.value("version", "") != "2.1.0" || runs == document.end() || !runs->is_array())
+  if (text_field("version") != "2.1.0" || runs == document.end() || !runs->is_array())
     throw BaselineError(fmt::format(
         "{}: neither a kvlint JSON report (\"schema\": \"kvlint-findings\") nor SARIF 2.1.0", source));
   std::size_t run_index = 0;
@@ -60,12 +67,11 @@ Baseline Baseline::parse(std::string_view text, std::string_view source) {
 }
 
 Baseline Baseline::load(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw BaselineError(fmt::format("cannot read {}", file.string()));
-  std::stringstream content;
-  content << in.rdbuf();
-  if (in.bad()) throw BaselineError(fmt::format("cannot read {}", file.string()));
-  return parse(content.str(), file.string());
+  // A regular file of bounded size only: a FIFO would wait for a writer, /dev/zero never ends.
+  ReadOutcome read = read_source(file, file.string(), kMaxBaselineBytes);
+  if (read.problem)
+    throw BaselineError(fmt::format("cannot read {}: {}", file.string(), read.problem->message));
+  return parse(read.content, file.string());
 }
 
 bool Baseline::absorbs(const Finding& finding) {

@@ -20,6 +20,9 @@ class BaselineError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The largest baseline read: a JSON report of about 200,000 findings.
+inline constexpr std::size_t kMaxBaselineBytes = std::size_t{256} << 20;
+
 // The SARIF partialFingerprints key kvlint writes its fingerprint under.
 inline constexpr std::string_view kSarifFingerprintKey = "kvlintFingerprint/v1";
 

@@ -191,7 +191,11 @@ ChangedLines parse_unified_diff(std::string_view diff_text, const fs::path& repo
     if (line.starts_with("diff ")) {
       flush();
     } else if (line.starts_with("+++ ")) {
-      std::string path = unquote_git_path(line.substr(4));
+      std::string_view name = line.substr(4);
+      // A name holding a space ends with a TAB (GNU diff's convention, which git follows); a
+      // name holding a TAB itself is quoted.
+      if (!name.starts_with('"') && name.ends_with('\t')) name.remove_suffix(1);
+      std::string path = unquote_git_path(name);
       if (path == "/dev/null") {
         current.clear();  // deleted: nothing of it is left to report on
       } else {
@@ -243,11 +247,13 @@ ChangedLines changed_since_merge_base(const std::string& ref, const fs::path& in
                     "more history (actions/checkout with fetch-depth: 0)",
                     ref, base.err.empty() ? "unrelated histories" : first_line(base.err)));
 
-  // BASE against the working tree: the commits since BASE plus uncommitted edits.
+  // BASE against the working tree: the commits since BASE plus uncommitted edits. --text: a
+  // file `.gitattributes` marks `-diff` (or git takes for binary) still gets its hunks, so a
+  // change cannot switch the gate off by declaring its files binary.
   const GitRun diff =
       run_git({"-C", root_arg, "-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff",
-               "--no-textconv", "--unified=0", "--find-renames", "--ignore-submodules", "--src-prefix=a/",
-               "--dst-prefix=b/", first_line(base.out), "--"});
+               "--no-textconv", "--text", "--unified=0", "--find-renames", "--ignore-submodules",
+               "--src-prefix=a/", "--dst-prefix=b/", first_line(base.out), "--"});
   if (diff.exit_code != 0) throw GitError(fmt::format("--diff: git diff failed: {}", first_line(diff.err)));
   ChangedLines changed = parse_unified_diff(diff.out, root);
 
