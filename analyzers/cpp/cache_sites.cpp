@@ -28,11 +28,22 @@ std::string last_component(std::string_view qualified) {
   return std::string(colon == std::string_view::npos ? qualified : qualified.substr(colon + 2));
 }
 
-bool is_tensor_allocation(const Context& cx, const CallExpr* call) {
-  const std::string name = qualified_callee(cx, call);
+bool is_tensor_allocator(const Context& cx, const std::string& name) {
   if (!name.starts_with("torch::") && !name.starts_with("at::")) return false;
   const auto& allocators = cx.vocabulary.cpp.tensor_allocators;
   return std::find(allocators.begin(), allocators.end(), last_component(name)) != allocators.end();
+}
+
+bool is_tensor_allocation(const Context& cx, const CallExpr* call) {
+  return is_tensor_allocator(cx, qualified_callee(cx, call));
+}
+
+// A method call, also one whose arguments did not compile (its type is then dependent and
+// it is a plain CallExpr on a member: `register_buffer("v_cache", <recovered zeros>)`).
+bool is_method_call(const CallExpr* call) {
+  if (isa<CXXMemberCallExpr>(call)) return true;
+  const Expr* callee = call->getCallee() ? call->getCallee()->IgnoreParenImpCasts() : nullptr;
+  return callee && isa<MemberExpr, UnresolvedMemberExpr, CXXDependentScopeMemberExpr>(callee);
 }
 
 // Where a value ends up: climbs past the nodes that only carry it.
@@ -44,16 +55,26 @@ struct Destination {
   bool kv = false;     // what it is stored in holds K/V (see holds_kv)
 };
 
+// `att_cache_ = std::move(torch::zeros(...))`.
+bool is_std_move(const Stmt* s) {
+  const auto* call = dyn_cast<CallExpr>(s);
+  const FunctionDecl* f = call && call->getNumArgs() == 1 ? call->getDirectCallee() : nullptr;
+  return f && f->getQualifiedNameAsString() == "std::move";
+}
+
 // The member a value written to `target` lands in holds K/V: the member written
 // (`kv_cache_[id].key_cache`, `kv_->keys`), else the container or member of `this` reached.
 bool stores_kv(const Context& cx, const Expr* target, const std::string& dotted_target) {
   target = strip(target);
+  // A member of `this` that only holds what it was handed (the engine's pool) is not the class's.
+  const FieldDecl* root = self_member(target);
+  if (root && cx.borrowed_members.count(root->getNameAsString())) return false;
   if (const auto* m = dyn_cast<MemberExpr>(target))
-    if (const auto* field = dyn_cast<FieldDecl>(m->getMemberDecl())) return holds_kv(cx.vocabulary, field);
-  if (const FieldDecl* field = self_member(target)) return holds_kv(cx.vocabulary, field);
-  // Degraded mode may leave the member unresolved: its spelling decides.
+    if (const auto* field = dyn_cast<FieldDecl>(m->getMemberDecl())) return holds_kv(cx, field);
+  if (root) return holds_kv(cx, root);
+  // Degraded mode may leave the member unresolved: its spelling (or its use) decides.
   const std::string last = dotted_target.substr(dotted_target.rfind('.') + 1);
-  return !last.empty() && is_kv_name(cx.vocabulary, last);
+  return !last.empty() && is_kv_member(cx, last);
 }
 
 // The key of the container element `target` is, or is a member of: `kv_cache_[id]`,
@@ -114,9 +135,9 @@ DynTypedNode carrier_parent(const Context& cx, DynTypedNode node, DynTypedNode& 
     if (parents.empty()) return {};
     DynTypedNode parent = parents[0];
     const Stmt* s = parent.get<Stmt>();
-    if (s && (isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, ExprWithCleanups, ParenExpr,
-                  CXXFunctionalCastExpr>(s) ||
-              (isa<CXXConstructExpr>(s) && cast<CXXConstructExpr>(s)->getNumArgs() == 1))) {
+    if (s && (isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, ExprWithCleanups,
+                  ParenExpr, CXXFunctionalCastExpr>(s) ||
+              (isa<CXXConstructExpr>(s) && cast<CXXConstructExpr>(s)->getNumArgs() == 1) || is_std_move(s))) {
       child = parent;
       node = parent;
       continue;
@@ -159,7 +180,7 @@ Destination destination_of(const Context& cx, const Stmt* value) {
       out.retention = facts::Retention::SelfAttribute;
       out.member = init->getMember()->getNameAsString();
       out.retained_as = "self." + out.member;
-      out.kv = holds_kv(cx.vocabulary, init->getMember());
+      out.kv = holds_kv(cx, init->getMember());
     }
     return out;
   }
@@ -167,7 +188,7 @@ Destination destination_of(const Context& cx, const Stmt* value) {
     out.retention = facts::Retention::SelfAttribute;
     out.member = field->getNameAsString();
     out.retained_as = "self." + out.member;
-    out.kv = holds_kv(cx.vocabulary, field);
+    out.kv = holds_kv(cx, field);
     return out;
   }
   if (const auto* var = parent.get<VarDecl>()) {
@@ -176,26 +197,34 @@ Destination destination_of(const Context& cx, const Stmt* value) {
   }
   const Stmt* p = parent.get<Stmt>();
   if (!p) return out;
-  if (const auto* op = dyn_cast<BinaryOperator>(p); op && op->getOpcode() == BO_Assign && op->getRHS() == child_stmt) {
+  if (const auto* op = dyn_cast<BinaryOperator>(p);
+      op && op->getOpcode() == BO_Assign && op->getRHS() == child_stmt) {
     store(op->getLHS());
   } else if (const auto* assign = dyn_cast<CXXOperatorCallExpr>(p);
-             assign && assign->getOperator() == OO_Equal && assign->getNumArgs() == 2 && assign->getArg(1) == child_stmt) {
+             assign && assign->getOperator() == OO_Equal && assign->getNumArgs() == 2 &&
+             assign->getArg(1) == child_stmt) {
     store(assign->getArg(0));
   } else if (isa<ReturnStmt>(p)) {
     out.retention = facts::Retention::Returned;
-  } else if (const auto* member_call = dyn_cast<CXXMemberCallExpr>(p)) {
+  } else if (const auto* member_call = dyn_cast<CallExpr>(p); member_call && is_method_call(member_call)) {
     const std::string callee = callee_of(cx, member_call);
     const std::string method = callee.substr(callee.rfind('.') + 1);
-    const std::string receiver = callee.find('.') == std::string::npos ? std::string() : callee.substr(0, callee.rfind('.'));
+    const std::string receiver =
+        callee.find('.') == std::string::npos ? std::string() : callee.substr(0, callee.rfind('.'));
     if (method == "register_buffer" && member_call->getNumArgs() >= 1) {
       // `register_buffer("k_cache", torch::zeros(...))`: the buffer's name, or the member it is kept in.
       Destination kept = destination_of(cx, member_call);
       if (!kept.member.empty()) return kept;
-      if (const auto* name = dyn_cast<StringLiteral>(strip(member_call->getArg(0)))) {
+      // The name as a literal, also through the real headers' `std::string` parameter.
+      const StringLiteral* name = nullptr;
+      for_each_stmt(member_call->getArg(0), [&](const Stmt* s) {
+        if (!name) name = dyn_cast<StringLiteral>(s);
+      });
+      if (name) {
         out.retention = facts::Retention::SelfAttribute;
         out.member = name->getString().str();
         out.retained_as = "self." + out.member;
-        out.kv = is_kv_name(cx.vocabulary, out.member);
+        out.kv = is_kv_member(cx, out.member);
       }
       return out;
     }
@@ -204,7 +233,10 @@ Destination destination_of(const Context& cx, const Stmt* value) {
       out.retention = facts::Retention::SelfContainer;
       out.member = member;
       out.retained_as = receiver;
-      out.kv = stores_kv(cx, member_call->getImplicitObjectArgument(), receiver);
+      // A call Clang could not resolve (dependent, recovered) has no object argument: the name decides.
+      const auto* resolved = dyn_cast<CXXMemberCallExpr>(member_call);
+      out.kv = resolved ? stores_kv(cx, resolved->getImplicitObjectArgument(), receiver)
+                        : is_kv_member(cx, member);
       if (is_keyed_insert(method) && member_call->getNumArgs() >= 2 && member_call->getArg(0) != child_stmt)
         out.key = member_call->getArg(0);
       return out;
@@ -235,7 +267,8 @@ facts::CacheSite make_site(Context& cx, const FunctionDecl* function, const Stmt
   return site;
 }
 
-void add_arguments(const Context& cx, const CallExpr* call, const FunctionDecl* callee, facts::CacheSite& site) {
+void add_arguments(const Context& cx, const CallExpr* call, const FunctionDecl* callee,
+                   facts::CacheSite& site) {
   for (unsigned i = 0; i < call->getNumArgs(); ++i) {
     facts::Argument a;
     a.position = i;
@@ -258,7 +291,8 @@ void add_arguments(const Context& cx, const CXXConstructExpr* construct, facts::
 }
 
 // A cache-class instance built at `s`, with the class's simple name.
-const CXXRecordDecl* cache_class_built(const Context& cx, const Stmt* s, const CXXConstructExpr** construct_out) {
+const CXXRecordDecl* cache_class_built(const Context& cx, const Stmt* s,
+                                       const CXXConstructExpr** construct_out) {
   const CXXRecordDecl* built = nullptr;
   if (const auto* construct = dyn_cast<CXXConstructExpr>(s)) {
     if (construct->getConstructor() && construct->getConstructor()->isCopyOrMoveConstructor()) return nullptr;
@@ -321,7 +355,7 @@ void recover_dropped_assignments(Context& cx, const FunctionDecl& function) {
         !tokens[i + 5].is(tok::l_paren))
       continue;
     if (name != "cat" && std::find(allocators.begin(), allocators.end(), name) == allocators.end()) continue;
-    if (!kv_member(cx.vocabulary, owner, member)) continue;
+    if (!is_kv_member(cx, member, owner)) continue;
     const std::string retained = "self." + member;
     const facts::Location loc =
         location_of(cx, SourceRange(tokens[i + 2].getLocation(), tokens[i + 5].getLocation()));
@@ -366,18 +400,18 @@ void extract_member_caches(Context& cx, const CXXRecordDecl& record) {
       Destination where;
       where.retention = facts::Retention::SelfAttribute;
       where.retained_as = "self." + name;
-      facts::CacheSite site = make_site(cx, nullptr, nullptr, type->getNameAsString(), text_of(cx, field->getTypeSpecStartLoc()), where);
+      facts::CacheSite site = make_site(cx, nullptr, nullptr, type->getNameAsString(),
+                                        text_of(cx, field->getTypeSpecStartLoc()), where);
       site.owner_class = record.getNameAsString();
       site.loc = location_of(cx, field->getSourceRange());
-      if (const auto* init = dyn_cast_or_null<CXXConstructExpr>(field->getInClassInitializer()
-                                                                     ? strip(field->getInClassInitializer())
-                                                                     : nullptr))
+      if (const auto* init = dyn_cast_or_null<CXXConstructExpr>(
+              field->getInClassInitializer() ? strip(field->getInClassInitializer()) : nullptr))
         add_arguments(cx, init, site);
       cx.out.cache_sites.push_back(std::move(site));
       continue;
     }
     // `torch::Tensor k_cache_ = torch::zeros(...);`
-    if (const Expr* init = field->getInClassInitializer(); init && holds_kv(cx.vocabulary, field)) {
+    if (const Expr* init = field->getInClassInitializer(); init && holds_kv(cx, field)) {
       if (const auto* call = dyn_cast<CallExpr>(strip(init)); call && is_tensor_allocation(cx, call)) {
         Destination where;
         where.retention = facts::Retention::SelfAttribute;
@@ -443,13 +477,30 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
       if (!constructor && keyed_growth(s)) return;
       const CXXConstructExpr* construct = nullptr;
       if (const CXXRecordDecl* built = cache_class_built(cx, s, &construct)) {
-        facts::CacheSite site = make_site(cx, &function, s, built->getNameAsString(),
-                                          text_of(cx, s->getSourceRange()).substr(0, text_of(cx, s->getSourceRange()).find('(')),
-                                          destination(s));
+        facts::CacheSite site =
+            make_site(cx, &function, s, built->getNameAsString(),
+                      text_of(cx, s->getSourceRange()).substr(0, text_of(cx, s->getSourceRange()).find('(')),
+                      destination(s));
         if (construct)
           add_arguments(cx, construct, site);
         else if (const auto* call = dyn_cast<CallExpr>(s))
           add_arguments(cx, call, nullptr, site);
+        cx.out.cache_sites.push_back(std::move(site));
+        return;
+      }
+      if (const std::optional<RecoveredCall> recovered = recovered_call(s);
+          recovered && is_tensor_allocator(cx, qualified_callee(cx, *recovered))) {
+        // An allocation that did not compile against the real headers: still the member's allocation.
+        Destination where = destination(s);
+        if (where.member.empty() || !where.kv) return;
+        facts::CacheSite site =
+            make_site(cx, &function, s, "Tensor", qualified_callee(cx, *recovered), where);
+        for (unsigned i = 0; i < recovered->args.size(); ++i) {
+          facts::Argument a;
+          a.position = i;
+          a.value = expression_of(cx, recovered->args[i]);
+          site.args.push_back(std::move(a));
+        }
         cx.out.cache_sites.push_back(std::move(site));
         return;
       }
@@ -474,13 +525,14 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
       bool allocates = false;
       for (const Expr* arg : call->arguments())
         for_each_stmt(arg, [&](const Stmt* a) {
-          if (const auto* inner = dyn_cast<CallExpr>(a); inner && is_tensor_allocation(cx, inner)) allocates = true;
+          if (const auto* inner = dyn_cast<CallExpr>(a); inner && is_tensor_allocation(cx, inner))
+            allocates = true;
         });
       const auto* member_call = dyn_cast<CXXMemberCallExpr>(call);
       const bool holds =
           !member.empty() &&
           (member_call ? stores_kv(cx, member_call->getImplicitObjectArgument(), callee.substr(0, dot))
-                       : is_kv_name(cx.vocabulary, member));
+                       : is_kv_member(cx, member));
       if (!allocates && holds && is_container_insert(method) && method != "push_front" &&
           method != "insert") {
         Destination where;
@@ -497,7 +549,8 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
       if (last_component(qualified_callee(cx, call)) == "cat") {
         Destination where = destination_of(cx, call);
         if (!where.member.empty() && where.kv)
-          cx.out.cache_sites.push_back(make_site(cx, &function, call, "Tensor", qualified_callee(cx, call), where));
+          cx.out.cache_sites.push_back(
+              make_site(cx, &function, call, "Tensor", qualified_callee(cx, call), where));
       }
     });
   };
@@ -511,7 +564,7 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
         initializer_member.retention = facts::Retention::SelfAttribute;
         initializer_member.member = init->getMember()->getNameAsString();
         initializer_member.retained_as = "self." + initializer_member.member;
-        initializer_member.kv = holds_kv(cx.vocabulary, init->getMember());
+        initializer_member.kv = holds_kv(cx, init->getMember());
       }
       scan(init->getInit());
       initializer_value = nullptr;

@@ -40,11 +40,15 @@ struct Marked {
 void extract_captures(Context& cx, const FunctionDecl& function) {
   std::vector<Marked> marks;
   std::vector<const CallExpr*> calls;
+  std::vector<std::pair<const Expr*, RecoveredCall>> recovered;  // calls that did not compile
   for_each_stmt(function.getBody(), [&](const Stmt* s) {
+    if (std::optional<RecoveredCall> r = recovered_call(s))
+      recovered.emplace_back(cast<Expr>(s), std::move(*r));
     const auto* call = dyn_cast<CallExpr>(s);
     if (!call) return;
     calls.push_back(call);
-    if (Mark m = mark_of(cx, call); m != Mark::None) marks.push_back({m, call, offset_of(cx, call->getBeginLoc())});
+    if (Mark m = mark_of(cx, call); m != Mark::None)
+      marks.push_back({m, call, offset_of(cx, call->getBeginLoc())});
   });
   if (marks.empty()) return;
   std::sort(marks.begin(), marks.end(), [](const Marked& a, const Marked& b) { return a.offset < b.offset; });
@@ -91,6 +95,15 @@ void extract_captures(Context& cx, const FunctionDecl& function) {
                                  site.captured_calls.end())
         site.captured_calls.push_back(callee);
       if (writes_kv(cx, call)) site.captured_writes_kv = true;
+    }
+    for (const auto& [node, call] : recovered) {
+      const unsigned at = offset_of(cx, node->getBeginLoc());
+      if (at <= begin.offset || at >= end) continue;
+      std::string callee = callee_of(cx, call);
+      if (!callee.empty() && std::find(site.captured_calls.begin(), site.captured_calls.end(), callee) ==
+                                 site.captured_calls.end())
+        site.captured_calls.push_back(std::move(callee));
+      if (kv_access(cx, call, node) != KvAccess::None) site.captured_writes_kv = true;
     }
     cx.captures.push_back({&function, begin.offset, end});
     cx.out.captures.push_back(std::move(site));

@@ -28,7 +28,9 @@
 #include <signal.h>
 #include <xxhash.h>
 
+#include <array>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "analyzers/cpp/compile_flags.hpp"
@@ -224,18 +226,35 @@ void record_dependencies(const SourceManager& sm, HeaderSearch& headers, RunStat
 
 class MissingHeaders : public PPCallbacks {
  public:
-  explicit MissingHeaders(RunState& state) : state_(state) {}
+  MissingHeaders(RunState& state, Preprocessor& preprocessor) : state_(state), preprocessor_(preprocessor) {}
   bool FileNotFound(StringRef name, SmallVectorImpl<char>& recovery) override {
     const std::string dir = std::string(kMissingHeaderRoot) + "/" + std::to_string(state_.missing.size());
-    state_.memory->addFile(dir + "/" + name.str(), 0,
-                           llvm::MemoryBuffer::getMemBufferCopy(degraded_header(name)));
+    const std::string content =
+        degraded_header(name, [this](HeaderFamily family) { return on_include_path(family); });
+    state_.memory->addFile(dir + "/" + name.str(), 0, llvm::MemoryBuffer::getMemBufferCopy(content));
     state_.missing.push_back(name.str());
     recovery.assign(dir.begin(), dir.end());
     return true;
   }
 
  private:
+  // Whether a family's real headers can be found (torch on the path, only CUDA missing):
+  // their declarations must not be replaced by the built-in ones.
+  bool on_include_path(HeaderFamily family) {
+    std::optional<bool>& known = found_[static_cast<std::size_t>(family)];
+    if (!known) {
+      const DirectoryLookup* current = nullptr;
+      known = preprocessor_
+                  .LookupFile(SourceLocation(), probe_header(family), /*isAngled=*/true, nullptr, nullptr,
+                              &current, nullptr, nullptr, nullptr, nullptr, nullptr)
+                  .hasValue();
+    }
+    return *known;
+  }
+
   RunState& state_;
+  Preprocessor& preprocessor_;
+  std::array<std::optional<bool>, 4> found_{};
 };
 
 // The errors that say the text itself is malformed (a missing `;` or `)`, an expression that is
@@ -419,7 +438,7 @@ class FactsConsumer : public ASTConsumer {
     read_suppressions(ast, out_);
     WorkMeter work;
     work.budget = work_budget_;
-    Context cx{ast, vocabulary_, out_, {}, &work};
+    Context cx{ast, vocabulary_, out_, {}, {}, {}, &work};
     try {
       walk_translation_unit(cx);
     } catch (const WorkBudgetExceeded&) {
@@ -448,7 +467,8 @@ class FactsAction : public ASTFrontendAction {
               std::uint64_t work_budget)
       : vocabulary_(vocabulary), out_(out), state_(state), work_budget_(work_budget) {}
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance& compiler, StringRef) override {
-    compiler.getPreprocessor().addPPCallbacks(std::make_unique<MissingHeaders>(state_));
+    compiler.getPreprocessor().addPPCallbacks(
+        std::make_unique<MissingHeaders>(state_, compiler.getPreprocessor()));
     return std::make_unique<FactsConsumer>(vocabulary_, out_, state_, compiler.getPreprocessor(),
                                            work_budget_);
   }

@@ -246,6 +246,35 @@ std::string qualified_callee(const Context& cx, const CallExpr* call) {
   return text;
 }
 
+std::optional<RecoveredCall> recovered_call(const Stmt* s) {
+  const auto* recovery = dyn_cast_or_null<RecoveryExpr>(s);
+  if (!recovery || recovery->subExpressions().empty()) return std::nullopt;
+  const Expr* callee = recovery->subExpressions().front();
+  if (!callee || !isa<DeclRefExpr, UnresolvedLookupExpr, DependentScopeDeclRefExpr, MemberExpr,
+                      UnresolvedMemberExpr, CXXDependentScopeMemberExpr>(callee->IgnoreParenImpCasts()))
+    return std::nullopt;
+  RecoveredCall call;
+  call.callee = callee;
+  for (const Expr* arg : recovery->subExpressions().drop_front()) call.args.push_back(arg);
+  return call;
+}
+
+std::string callee_of(const Context& cx, const RecoveredCall& call) {
+  std::string d = dotted(cx, call.callee);
+  if (!d.empty()) return d;
+  std::string text = with_dots(text_of(cx, call.callee->getSourceRange()));
+  if (const auto angle = text.find('<'); angle != std::string::npos) text.erase(angle);
+  return is_identifier_path(text) ? text : std::string();
+}
+
+std::string qualified_callee(const Context& cx, const RecoveredCall& call) {
+  if (const auto* ref = dyn_cast<DeclRefExpr>(call.callee->IgnoreParenImpCasts()))
+    if (const auto* f = dyn_cast<FunctionDecl>(ref->getDecl())) return f->getQualifiedNameAsString();
+  std::string text = text_of(cx, call.callee->getSourceRange());
+  if (const auto angle = text.find('<'); angle != std::string::npos) text.erase(angle);
+  return text;
+}
+
 facts::Expression expression_of(const Context& cx, const Expr* expr) {
   facts::Expression out;
   if (!expr) return out;
@@ -383,7 +412,8 @@ const FieldDecl* self_member(const Expr* expr) {
 
 namespace {
 
-std::string bare_member_name(std::string_view name) {
+// `m_kCache_` -> "mkcache"-free form: trailing `_` and a leading `m_` dropped, lower case.
+std::string normalized_member(std::string_view name) {
   std::string n(name);
   while (!n.empty() && n.back() == '_') n.pop_back();
   if (n.starts_with("m_")) n = n.substr(2);
@@ -411,12 +441,12 @@ bool is_module_class(const CXXRecordDecl* record) {
 bool kv_pair_member(const CXXRecordDecl& record, std::string_view member) {
   static constexpr std::pair<std::string_view, std::string_view> kPairs[] = {
       {"keys", "values"}, {"key", "value"}, {"k", "v"}};
-  const std::string name = bare_member_name(member);
+  const std::string name = normalized_member(member);
   for (const auto& [k, v] : kPairs) {
     if (name != k && name != v) continue;
     const std::string_view partner = name == k ? v : k;
     for (const FieldDecl* field : record.fields())
-      if (bare_member_name(field->getName()) == partner) return true;
+      if (normalized_member(field->getName()) == partner) return true;
   }
   return false;
 }
@@ -457,14 +487,15 @@ std::string qualified_name(const CXXRecordDecl& record) {
   return with_dots(record.getQualifiedNameAsString());
 }
 
+bool is_not_kv_name(const facts::Vocabulary& vocabulary, std::string_view name) {
+  const std::string n = normalized_member(name);
+  return std::any_of(vocabulary.cpp.not_kv_tensor_names.begin(), vocabulary.cpp.not_kv_tensor_names.end(),
+                     [&](const std::string& bad) { return n.find(bad) != std::string::npos; });
+}
+
 bool is_kv_name(const facts::Vocabulary& vocabulary, std::string_view name) {
-  std::string n(name);
-  while (!n.empty() && n.back() == '_') n.pop_back();
-  if (n.starts_with("m_")) n = n.substr(2);
-  std::transform(n.begin(), n.end(), n.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (const auto& bad : vocabulary.cpp.not_kv_tensor_names)
-    if (n.find(bad) != std::string::npos) return false;
+  if (is_not_kv_name(vocabulary, name)) return false;
+  const std::string n = normalized_member(name);
   for (const auto& kv : vocabulary.cpp.kv_tensor_names) {
     if (n == kv || n == kv + "s") return true;
     if (n.size() > kv.size() && n.ends_with(kv) && n[n.size() - kv.size() - 1] == '_') return true;
@@ -544,9 +575,31 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
   Context& cx_;
 };
 
+// The functions with a body the walk extracts from, for the passes that look at all of them first.
+class Functions : public RecursiveASTVisitor<Functions> {
+ public:
+  explicit Functions(const Context& cx) : cx_(cx) {}
+  bool shouldVisitTemplateInstantiations() const { return false; }
+  bool shouldVisitImplicitCode() const { return false; }
+  bool VisitFunctionDecl(FunctionDecl* function) {
+    if (function->doesThisDeclarationHaveABody() && in_main_file(cx_, function->getLocation()) &&
+        !function->isImplicit())
+      if (const auto* method = dyn_cast<CXXMethodDecl>(function); !method || !method->getParent()->isLambda())
+        found.push_back(function);
+    return true;
+  }
+  std::vector<const FunctionDecl*> found;
+
+ private:
+  const Context& cx_;
+};
+
 }  // namespace
 
 void walk_translation_unit(Context& cx) {
+  Functions functions(cx);
+  functions.TraverseDecl(cx.ast.getTranslationUnitDecl());
+  find_kv_members(cx, functions.found);
   Visitor visitor(cx);
   visitor.TraverseDecl(cx.ast.getTranslationUnitDecl());
 }

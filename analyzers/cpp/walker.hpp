@@ -22,6 +22,8 @@
 #include <clang/AST/Stmt.h>
 
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,7 +58,11 @@ struct Context {
   const facts::Vocabulary& vocabulary;
   facts::FileFacts& out;
   std::vector<CaptureRegion> captures;  // filled per function before its cache sites
-  WorkMeter* work = nullptr;            // null: unbounded
+  // kv_members.cpp, before the walk: members that hold K/V by what the code does with them,
+  // and members that only hold what they were handed (never K/V of the class's own).
+  std::set<std::string> kv_by_use;
+  std::set<std::string> borrowed_members;
+  WorkMeter* work = nullptr;  // null: unbounded
 };
 
 // ---- walker.cpp: source text, locations, names ----
@@ -71,6 +77,16 @@ std::string dotted(const Context& cx, const clang::Expr* expr);
 std::string callee_of(const Context& cx, const clang::CallExpr* call);
 // The qualified name the callee is declared with ("torch::zeros"), else its spelling.
 std::string qualified_callee(const Context& cx, const clang::CallExpr* call);
+// A call Clang could not resolve (no viable overload: a compile error, say a `std::vector<int>`
+// where the real headers take an `IntArrayRef`) survives as a RecoveryExpr holding the callee
+// and the arguments; the facts of such a call come from these.
+struct RecoveredCall {
+  const clang::Expr* callee = nullptr;
+  std::vector<const clang::Expr*> args;
+};
+std::optional<RecoveredCall> recovered_call(const clang::Stmt* s);
+std::string callee_of(const Context& cx, const RecoveredCall& call);         // "self.k_cache_.index_copy_"
+std::string qualified_callee(const Context& cx, const RecoveredCall& call);  // "at::zeros", "torch::zeros"
 const clang::Expr* strip(const clang::Expr* expr);  // parens, implicit casts, temporaries, copies
 // The class a method belongs to, when it is a method of a class (lambdas excluded).
 const clang::CXXRecordDecl* owner_of(const clang::FunctionDecl* function);
@@ -79,6 +95,8 @@ std::string method_name(const clang::FunctionDecl* function);  // "__init__" for
 // TORCH_MODULE holders (`Decoder` -> `DecoderImpl`); `in_container` when through a container.
 const clang::CXXRecordDecl* held_class(clang::QualType type, bool* in_container = nullptr);
 bool is_kv_name(const facts::Vocabulary& vocabulary, std::string_view name);
+bool is_not_kv_name(const facts::Vocabulary& vocabulary,
+                    std::string_view name);  // rotary tables, conv states
 // The member of `this` an expression reaches through: `k_cache_` for `this->k_cache_`,
 // `kv_->keys`, `graphs_[bs]`, `kv_cache_[id].key_cache`, `graphs_.back()`; null otherwise.
 const clang::FieldDecl* self_member(const clang::Expr* expr);
@@ -119,9 +137,25 @@ void extract_constant(Context& cx, const clang::VarDecl& var);
 void extract_constructions(Context& cx, const clang::FunctionDecl& function);
 void extract_attribute_assignments(Context& cx, const clang::FunctionDecl& function);
 
+// ---- kv_members.cpp ----
+void find_kv_members(Context& cx, const std::vector<const clang::FunctionDecl*>& functions);
+// A member of the class (`k_cache_`, without `self.`) that holds the class's own K/V: by name,
+// by use, or holding a K/V store (kv_member, with `owner` when it is known); never a borrowed
+// member (a reference or pointer, or only stored from a parameter: the engine's pool).
+bool is_kv_member(const Context& cx, std::string_view member, const clang::CXXRecordDecl* owner = nullptr);
+// holds_kv, by use too, and never for a borrowed member.
+bool holds_kv(const Context& cx, const clang::FieldDecl* field);
+// The member a value is stored into (`k_ = v`, `k_(v)`, `k_ = register_buffer("k", v)`); empty otherwise.
+std::string stored_member(const Context& cx, const clang::Expr* value);
+
 // ---- calls.cpp ----
 facts::MethodFact method_fact(Context& cx, const clang::FunctionDecl& function);
-bool writes_kv(const Context& cx, const clang::CallExpr* call);
+// How a call touches a K/V member: not at all, reading it only, or writing it (or handing
+// it to code that may write it).
+enum class KvAccess { None, Reads, Writes };
+KvAccess kv_access(const Context& cx, const clang::CallExpr* call);
+KvAccess kv_access(const Context& cx, const RecoveredCall& call, const clang::Expr* node);
+bool writes_kv(const Context& cx, const clang::CallExpr* call);  // any access
 
 // ---- cache_sites.cpp ----
 void extract_member_caches(Context& cx, const clang::CXXRecordDecl& record);

@@ -338,6 +338,9 @@ struct CallFact {
   // For a bare function name: the first call's arguments (string literals left out), so a
   // parameter's class can come from what the caller passes (`self` for `model`).
   std::vector<Argument> args;
+  // C++: every call to it that touches a K/V member only reads it (`k_cache_.sum()`,
+  // `torch::matmul(q, k_cache_)`); a read in captured code still keeps the cache resident.
+  bool kv_read_only = false;
 };
 
 struct MethodFact {

@@ -161,6 +161,7 @@ struct Writer {
       calls.push_back({{"callee", c.callee},
                        {"loc", loc(c.loc)},
                        {"writes_kv", c.writes_kv},
+                       {"kv_read_only", c.kv_read_only},
                        {"guards", guards(c.guards)},
                        {"args", args(c.args)}});
     return {{"name", m.name},
@@ -216,7 +217,7 @@ struct Reader {
     m.parameter_types = j.at("parameter_types").get<std::vector<std::string>>();
     for (const auto& c : j.at("calls"))
       m.calls.push_back({c.at("callee").get<std::string>(), loc(c.at("loc")), c.at("writes_kv").get<bool>(),
-                         guards(c.at("guards")), args(c.at("args"))});
+                         guards(c.at("guards")), args(c.at("args")), c.at("kv_read_only").get<bool>()});
     return m;
   }
   std::vector<Guard> guards(const json& j) const {

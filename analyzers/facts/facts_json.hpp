@@ -16,7 +16,7 @@ namespace kvlint::facts {
 // 7: byte positions for fixes (suppression spans, class body end and indent, import point).
 // 8: the file's language.
 // 9: C++ classes' qualified name and out-of-line entries.
-// 10: reverse assignments, getattr reads in names, calls' arguments.
+// 10: reverse assignments, getattr reads in names, calls' arguments; calls' kv_read_only.
 inline constexpr int kFactsJsonVersion = 10;
 
 nlohmann::json to_json(const FileFacts& facts);

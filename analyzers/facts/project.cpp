@@ -665,6 +665,7 @@ std::vector<KvWrite> Project::kv_writes_in(CodeRef code) const {
     KvWrite w;
     w.kind = KvWrite::Kind::WritesCache;
     w.callee = call.callee;
+    w.reads_only = call.kv_read_only;
     w.loc = call.loc;
     out.push_back(std::move(w));
   }
@@ -697,14 +698,17 @@ std::vector<KvWrite> Project::kv_reached_by(const FileFacts& file, const Capture
     w.where = at;
     w.holder = owner;
     w.loc = capture.loc;
+    // The first captured call that writes K/V, else the first that reads it.
     if (at)
       for (const auto& call : at.method->calls)
         if (call.writes_kv && call.loc.line >= capture.loc.line &&
             std::find(capture.captured_calls.begin(), capture.captured_calls.end(), call.callee) !=
-                capture.captured_calls.end()) {
+                capture.captured_calls.end() &&
+            (w.callee.empty() || (w.reads_only && !call.kv_read_only))) {
           w.callee = call.callee;
+          w.reads_only = call.kv_read_only;
           w.loc = call.loc;
-          break;
+          if (!w.reads_only) break;
         }
     out.push_back(std::move(w));
   }

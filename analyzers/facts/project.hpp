@@ -80,6 +80,7 @@ struct KvWrite {
   const CacheSite* cache_site = nullptr;        // BuildsCache
   const ImplicitCacheSite* implicit = nullptr;  // ImplicitCache
   std::string callee;                           // ImplicitCache / WritesCache: the call as written
+  bool reads_only = false;                      // WritesCache: the call only reads the cache
   std::string entry;  // the captured call it was reached through ("model.step"); empty when direct
   // The entry call's receiver was a parameter of the capturing function (`model` in
   // `Graph.capture(cls, model, ...)`), resolved to this class.

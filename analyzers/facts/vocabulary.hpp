@@ -11,11 +11,19 @@ namespace kvlint::facts {
 // What the C++ front end looks for beyond the shared names ([tool.kvlint.cpp]).
 struct CppVocabulary {
   // Members, buffers and container elements holding attention K/V, matched on the name
-  // without a trailing `_` ("k_cache_" is "k_cache"); rotary tables are never K/V.
-  std::vector<std::string> kv_tensor_names = {"k_cache",     "v_cache",         "kv_cache",
-                                              "key_cache",   "value_cache",     "past_key_values",
-                                              "past_keys",   "past_values"};
-  std::vector<std::string> not_kv_tensor_names = {"cos_cache", "sin_cache", "rotary", "rope", "inv_freq"};
+  // without a trailing `_` or a leading `m_` ("k_cache_" is "k_cache"), also with an `s`
+  // or a prefix (`self_attn_k_cache`): K and V apart or concatenated (`att_cache_`,
+  // WeNet's), past and present states, the K/V slices of a buffer preallocated for a graph.
+  std::vector<std::string> kv_tensor_names = {
+      "k_cache",       "v_cache",    "kv_cache",  "key_cache",  "value_cache",     "cache_k",
+      "cache_v",       "cache_kv",   "att_cache", "attn_cache", "attention_cache", "past_key_values",
+      "past_key",      "past_value", "past_kv",   "key_states", "value_states",    "cached_keys",
+      "cached_values", "buf_k",      "buf_v",     "k_buf",      "v_buf",           "kv_buf",
+      "k_buffer",      "v_buffer",   "kv_buffer"};
+  // Never K/V, matched anywhere in the name: rotary tables (`cos_cached_`, `inv_freq`) and
+  // convolution states (`cnn_cache_`, `conv_cache_`, `conv_state_`).
+  std::vector<std::string> not_kv_tensor_names = {"cos_",     "sin_", "rotary", "rope",
+                                                  "inv_freq", "conv", "cnn"};
   // Functions that allocate a tensor (qualified under torch:: or at::).
   std::vector<std::string> tensor_allocators = {"zeros", "empty", "full", "ones", "zeros_like",
                                                 "empty_like", "full_like", "ones_like"};

@@ -190,7 +190,8 @@ class Check final : public Rule {
         break;
       case facts::KvWrite::Kind::WritesCache:
         what = w.callee.empty() ? std::string("writes a cache")
-                                : fmt::format("writes a cache through `{}`", spelling.code(w.callee));
+                                : fmt::format("{} a cache through `{}`", w.reads_only ? "reads" : "writes",
+                                              spelling.code(w.callee));
         break;
     }
     const std::string method = w.where ? w.where.method->name : std::string();

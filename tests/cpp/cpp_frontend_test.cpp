@@ -37,6 +37,14 @@ CliRun kvlint(const fs::path& cwd, const std::vector<std::string>& args, const s
   return kvlint::testing::run_kvlint(cwd, args, env);
 }
 
+// The codes of the findings reported at `path` (not those that only mention it).
+std::vector<std::string> codes_at(const json& r, const std::string& path) {
+  std::vector<std::string> out;
+  for (const auto& f : r.value("findings", json::array()))
+    if (f.value("path", "") == path) out.push_back(f.value("code", ""));
+  return out;
+}
+
 // A self-contained stand-in for LibTorch (so the file compiles with full types) reachable
 // only through the compile database's -I flag; without it <torch/torch.h> is missing and
 // the degraded-mode declarations take its place.
@@ -334,6 +342,83 @@ TEST(CppFrontEnd, WithTheLibTorchHeadersTheRealTypesAreUsed) {
   json r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "decoder.cpp"}));
   EXPECT_EQ(codes_in(r, "decoder.cpp"), (std::vector<std::string>{"KV101", "KV101"})) << r.dump();
   EXPECT_TRUE(diagnostic_kinds(r, "decoder.cpp").empty()) << r.dump();
+}
+
+// A compile database entry against the runtime environment's torch headers (C++20, as
+// torch 2.x requires; Python's headers for torch/extension.h's pybind11).
+json libtorch_entry(const fs::path& include, const fs::path& dir, const std::string& file) {
+  json arguments = {"clang++",        "-std=c++20", "-isystem",
+                    include.string(), "-isystem",   (include / "torch/csrc/api/include").string()};
+  for (const char* python : {"/usr/include/python3.11", "/usr/include/python3.12", "/usr/include/python3.13"})
+    if (fs::exists(fs::path(python) / "Python.h")) arguments.insert(arguments.end(), {"-isystem", python});
+  arguments.insert(arguments.end(), {"-I", dir.string(), "-c", file});
+  return {{"directory", dir.string()}, {"file", file}, {"arguments", arguments}};
+}
+
+// The degraded-mode fixture of LibTorch names (a header including only <torch/torch.h>, a
+// .cpp including <torch/extension.h>) gives the same findings with the real headers.
+TEST(CppFrontEnd, WithTheLibTorchHeadersTheDegradedFixtureGivesTheSameFindings) {
+  const fs::path include = libtorch_include();
+  if (include.empty()) GTEST_SKIP() << "no runtime environment with a torch wheel (runtime/setup-env)";
+  TempDir dir;
+  const fs::path fixture = fs::path(KVLINT_SOURCE_DIR) /
+                           "rules/kv101_undeclared_cache/fixtures/fire_cpp_libtorch_names_from_torch_header";
+  for (const char* file : {"attention.h", "cross_attention.cpp"})
+    fs::copy_file(fixture / file, dir.path() / file);
+  json db = json::array();
+  db.push_back(libtorch_entry(include, dir.path(), "cross_attention.cpp"));
+  dir.write("compile_commands.json", db.dump());
+  json r = report(kvlint(dir.path(), {"check", "--no-cache", "--select", "KV101", "--format", "json", "."}));
+  EXPECT_EQ(codes_at(r, "attention.h"), (std::vector<std::string>{"KV101", "KV101"})) << r.dump();
+  EXPECT_EQ(codes_at(r, "cross_attention.cpp"), std::vector<std::string>{"KV101"}) << r.dump();
+  EXPECT_FALSE(has(diagnostic_kinds(r, "cross_attention.cpp"), "degraded")) << r.dump();
+}
+
+// Against the real headers a `std::vector<int>` is no IntArrayRef: the allocations and the
+// K/V write do not compile, and Clang's recovery still gives their facts (KV101 on both
+// buffers, the capture over the write); the file is reported as not compiling.
+TEST(CppFrontEnd, WithTheLibTorchHeadersCallsThatDoNotCompileKeepTheirFindings) {
+  const fs::path include = libtorch_include();
+  if (include.empty()) GTEST_SKIP() << "no runtime environment with a torch wheel (runtime/setup-env)";
+  TempDir dir;
+  // clang-format off
+  dir.write("decoder.cpp", R"cpp(#include <ATen/cuda/CUDAGraph.h>
+#include <torch/torch.h>
+
+struct DecoderImpl : torch::nn::Module {
+  explicit DecoderImpl(int64_t layers) {
+    std::vector<int> shape{4, 2048, 8, 64};
+    k_cache_ = torch::zeros(shape, torch::kHalf);
+    v_cache_ = register_buffer("v_cache", torch::zeros(shape));
+  }
+  torch::Tensor forward(const torch::Tensor& k) {
+    std::vector<int> positions{0};
+    k_cache_.index_copy_(1, positions, k);
+    return k;
+  }
+  torch::Tensor k_cache_, v_cache_;
+};
+TORCH_MODULE(Decoder);
+
+struct Runner : torch::nn::Module {
+  void capture(const torch::Tensor& k) {
+    graph_.capture_begin();
+    out_ = decoder_->forward(k);
+    graph_.capture_end();
+  }
+  Decoder decoder_{nullptr};
+  at::cuda::CUDAGraph graph_;
+  torch::Tensor out_;
+};
+)cpp");
+  // clang-format on
+  json db = json::array();
+  db.push_back(libtorch_entry(include, dir.path(), "decoder.cpp"));
+  dir.write("compile_commands.json", db.dump());
+  json r =
+      report(kvlint(dir.path(), {"check", "--no-cache", "--select", "KV101,KV103", "--format", "json", "."}));
+  EXPECT_EQ(codes_at(r, "decoder.cpp"), (std::vector<std::string>{"KV101", "KV101", "KV103"})) << r.dump();
+  EXPECT_TRUE(has(diagnostic_kinds(r, "decoder.cpp"), "compile-error")) << r.dump();
 }
 
 TEST(CppFrontEnd, AFileThatDoesNotCompileIsReportedAndTheRunGoesOn) {

@@ -116,11 +116,15 @@ std::vector<std::string> prefilter_anchors(const facts::Vocabulary& v) {
   return minimal;
 }
 
-// C++ files also hold K/V as named tensors and capture through CUDA's stream API.
+// C++ files also hold K/V as named tensors, written in place at a position or grown by
+// concatenation whatever their names (analyzers/cpp/kv_members.cpp), and capture through
+// CUDA's stream API.
 std::vector<std::string> cpp_prefilter_anchors(const facts::Vocabulary& v) {
   std::vector<std::string> anchors = prefilter_anchors(v);
   for (const auto& name : v.cpp.kv_tensor_names) anchors.push_back(name);
-  for (const char* fixed : {"cudaGraphInstantiate", "CUDAGraph"}) anchors.emplace_back(fixed);
+  for (const char* fixed :
+       {"cudaGraphInstantiate", "CUDAGraph", "copy_(", "index_put_(", "index_add_(", "::cat("})
+    anchors.emplace_back(fixed);
   // A K/V store class named like no cache (`struct LayerKV { torch::Tensor keys, values; }`)
   // allocates its tensors.
   for (const auto& allocator : v.cpp.tensor_allocators)
