@@ -28,6 +28,7 @@ using kvlint::testing::has;
 using kvlint::testing::quote;
 using kvlint::testing::report;
 using kvlint::testing::slurp;
+using kvlint::testing::files_under;
 using kvlint::testing::TempDir;
 
 namespace {
@@ -629,19 +630,6 @@ TEST(CppFrontEnd, CheckNeverRunsTheCompileCommandNorLoadsItsPlugins) {
   std::vector<std::string> ran;
   for (const auto& entry : fs::directory_iterator(markers.path())) ran.push_back(entry.path().filename());
   EXPECT_EQ(ran, std::vector<std::string>{"plugin.ran"});
-}
-
-// Every file under `root` (but `skip`) with its bytes: what a run may not create or change.
-std::map<std::string, std::string> files_under(const fs::path& root, const fs::path& skip = {}) {
-  std::map<std::string, std::string> out;
-  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
-    if (!skip.empty() && it->path() == skip) {
-      it.disable_recursion_pending();
-      continue;
-    }
-    out[fs::relative(it->path(), root).string()] = it->is_regular_file() ? slurp(it->path()) : "<dir>";
-  }
-  return out;
 }
 
 // The files created, changed or removed between two listings.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -42,6 +43,22 @@ class TempDir {
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Every file and directory under `root` (but `skip` and what is under it), by relative path,
+// with a file's bytes: what a run must not create or change.
+inline std::map<std::string, std::string> files_under(const std::filesystem::path& root,
+                                                      const std::filesystem::path& skip = {}) {
+  namespace fs = std::filesystem;
+  std::map<std::string, std::string> out;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    if (!skip.empty() && it->path() == skip) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    out[fs::relative(it->path(), root).string()] = it->is_regular_file() ? slurp(it->path()) : "<dir>";
+  }
+  return out;
 }
 
 // `s` as one single-quoted POSIX shell word.

@@ -25,18 +25,12 @@
 
 namespace fs = std::filesystem;
 using kvlint::testing::slurp;
+using kvlint::testing::files_under;
 using kvlint::testing::TempDir;
 
 namespace {
 
 constexpr std::size_t kOptionsPerCommand = 48;
-
-std::map<std::string, std::string> files_under(const fs::path& root) {
-  std::map<std::string, std::string> out;
-  for (const auto& entry : fs::recursive_directory_iterator(root))
-    out[fs::relative(entry.path(), root).string()] = entry.is_regular_file() ? slurp(entry.path()) : "<dir>";
-  return out;
-}
 
 // One option spelled with `value` wherever it takes one; empty for groups and inputs.
 std::vector<std::string> spelled(const llvm::opt::Option& option, const std::string& value) {
