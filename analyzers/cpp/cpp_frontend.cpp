@@ -25,6 +25,7 @@
 #include <llvm/Support/CrashRecoveryContext.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/VirtualFileSystem.h>
+#include <llvm/Support/thread.h>
 #include <signal.h>
 #include <xxhash.h>
 
@@ -74,7 +75,7 @@ void run_crash_handlers_on_alternate_stacks() {
   }
 }
 
-// This thread's alternate signal stack while it lives (the memory is the caller's).
+// This thread's alternate signal stack while this object lives (the memory is the caller's).
 class AlternateSignalStack {
  public:
   explicit AlternateSignalStack(std::vector<char>& memory) {
@@ -608,19 +609,23 @@ class Analyzer final : public facts::CppAnalyzer {
     auto invocation = std::make_unique<tooling::ToolInvocation>(
         args, std::make_unique<FactsAction>(vocabulary_, *walked, state, work_budget), files.get());
     invocation->setDiagnosticConsumer(errors.get());
-    llvm::CrashRecoveryContext recovery;
-    std::vector<char> signal_stack(kAlternateSignalStackBytes);  // outlives the compile's thread
-    const bool completed = recovery.RunSafelyOnThread(
-        [&] {
-          // A crash leaves this frame by longjmp: the thread ends with the stack still installed.
-          const AlternateSignalStack alternate(signal_stack);
-          try {
-            (void)invocation->run();  // whether an AST was walked is state.walked
-          } catch (const std::exception& e) {
-            state.first_error = e.what();
-          }
-        },
-        kCompileStackBytes);
+    // The thread's frame, not the recovered one, owns the alternate stack: a crash longjmps out
+    // of RunSafely only, and the previous stack is back before the thread ends (a sanitizer's
+    // runtime unmaps whatever stack a thread ends with).
+    std::vector<char> signal_stack(kAlternateSignalStackBytes);
+    bool completed = false;
+    llvm::thread compile(llvm::Optional<unsigned>(kCompileStackBytes), [&] {
+      const AlternateSignalStack alternate(signal_stack);
+      llvm::CrashRecoveryContext recovery;
+      completed = recovery.RunSafely([&] {
+        try {
+          (void)invocation->run();  // whether an AST was walked is state.walked
+        } catch (const std::exception& e) {
+          state.first_error = e.what();
+        }
+      });
+    });
+    compile.join();
     if (!completed) {
       // What the crashed compile held is leaked, as libclang does: unwinding it is not safe.
       (void)walked.release();
