@@ -167,6 +167,23 @@ class HostileInput(unittest.TestCase):
             self.assertEqual(out.read_text(), "previous report")
             self.assertEqual(sorted(p.name for p in tmp.iterdir()), ["findings.json", "report.html"])
 
+    def test_inputs_that_are_not_bounded_regular_files_are_refused_without_reading(self):
+        # A FIFO would wait for a writer, /dev/zero never ends, a sparse 4 GiB file is refused by
+        # its size: each is an input error (exit 2), within kvlint()'s 120 s timeout.
+        with tempfile.TemporaryDirectory(prefix="kvlint-report-inputs-") as tmp_name:
+            tmp = Path(tmp_name)
+            fifo = tmp / "findings.fifo"
+            os.mkfifo(fifo)
+            huge = tmp / "huge.json"
+            with huge.open("wb") as f:
+                f.truncate(4 << 30)
+            cases = [("--findings", fifo, "not a regular file"), ("--confirm", Path("/dev/zero"), "not a regular file"),
+                     ("--findings", huge, "file is 4294967296 bytes, over the 268435456 byte limit")]
+            for option, path, reason in cases:
+                proc = kvlint("report", option, str(path), "-o", str(tmp / "report.html"), expect=2)
+                self.assertIn(f"{path}: cannot read the file: {reason}", proc.stderr)
+            self.assertFalse((tmp / "report.html").exists())
+
 
 class MarkdownLimits(unittest.TestCase):
     def test_many_findings_stay_under_the_comment_limit_and_backticks_stay_code(self):

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <cstdint>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "tools/kvlint/engine/source_file.hpp"
 
 namespace kvlint::confirm {
 namespace {
@@ -78,8 +78,8 @@ json parse_document(std::string_view text, std::string_view source, std::string_
   if (!document.is_object()) throw InputError(fmt::format("{}: expected a JSON object", source));
   auto schema = document.find("schema");
   if (schema == document.end() || !schema->is_string() || *schema != schema_name)
-    throw InputError(fmt::format("{}: \"schema\" must be \"{}\" (is this `{}` output?)", source, schema_name,
-                                 producer));
+    throw InputError(
+        fmt::format("{}: \"schema\" must be \"{}\" (is this `{}` output?)", source, schema_name, producer));
   auto version = document.find("version");
   if (version == document.end() || !version->is_number_integer() || version->get<int64_t>() != 1)
     throw InputError(fmt::format("{}: unsupported \"version\" {} (this kvlint reads version 1)", source,
@@ -89,11 +89,12 @@ json parse_document(std::string_view text, std::string_view source, std::string_
 
 json read_document(const std::filesystem::path& file, std::string_view schema_name,
                    std::string_view producer) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read the file", file.string()));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_document(buffer.str(), file.string(), schema_name, producer);
+  // A regular file of bounded size only, as for baselines: a FIFO would wait for a writer,
+  // /dev/zero never ends.
+  const ReadOutcome read = read_source(file, file.string(), kMaxDocumentBytes);
+  if (read.problem)
+    throw InputError(fmt::format("{}: cannot read the file: {}", file.string(), read.problem->message));
+  return parse_document(read.content, file.string(), schema_name, producer);
 }
 
 namespace {

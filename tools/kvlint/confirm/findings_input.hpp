@@ -2,6 +2,7 @@
 // (schema "kvlint-findings", version 1).
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -17,6 +18,9 @@ class InputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// The largest findings or confirm document read (a regular file only).
+inline constexpr std::size_t kMaxDocumentBytes = std::size_t{256} << 20;
 
 // Throws InputError naming `source` and what is wrong (not JSON, other schema or
 // version, a finding without code/path/line).
