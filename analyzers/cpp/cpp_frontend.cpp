@@ -37,6 +37,7 @@
 #include "analyzers/cpp/compile_flags.hpp"
 #include "analyzers/cpp/degraded_headers.hpp"
 #include "analyzers/cpp/walker.hpp"
+#include "analyzers/facts/line_ends.hpp"
 #include "analyzers/facts/suppression_comment.hpp"
 
 namespace kvlint::cpp {
@@ -352,22 +353,21 @@ class ErrorCollector : public DiagnosticConsumer {
   RunState& state_;
 };
 
+// The line a suppression comment starting at `comment_start` (on `line`) applies to: its own
+// when it trails code, else the next line that is neither blank nor a `//` comment (0: none).
+// Lines end at "\r\n", "\n" or a lone "\r", as Clang counts them.
 uint32_t applies_to_line(std::string_view source, std::size_t comment_start, uint32_t line) {
-  std::size_t line_start = source.rfind('\n', comment_start == 0 ? 0 : comment_start - 1);
-  line_start = (line_start == std::string_view::npos || comment_start == 0) ? 0 : line_start + 1;
-  for (std::size_t i = line_start; i < comment_start; ++i)
+  const std::size_t before =
+      comment_start == 0 ? std::string_view::npos : source.find_last_of("\r\n", comment_start - 1);
+  for (std::size_t i = before == std::string_view::npos ? 0 : before + 1; i < comment_start; ++i)
     if (source[i] != ' ' && source[i] != '\t') return line;  // trails code
-  std::size_t pos = source.find('\n', comment_start);
   uint32_t current = line;
-  while (pos != std::string_view::npos) {
+  for (std::size_t begin = facts::next_line_start(source, comment_start); begin < source.size();
+       begin = facts::next_line_start(source, begin)) {
     ++current;
-    const std::size_t begin = pos + 1;
-    const std::size_t end = source.find('\n', begin);
-    std::string_view l =
-        source.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin);
-    while (!l.empty() && (l.front() == ' ' || l.front() == '\t')) l.remove_prefix(1);
-    if (!l.empty() && l != "\r" && !l.starts_with("//")) return current;
-    pos = end;
+    std::string_view text = source.substr(begin, facts::line_end(source, begin) - begin);
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    if (!text.empty() && !text.starts_with("//")) return current;
   }
   return 0;
 }

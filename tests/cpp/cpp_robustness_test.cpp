@@ -238,6 +238,41 @@ TEST(CppRobustness, CompileErrorsShowRelativePathsAndStatisticsCountCppBytes) {
   EXPECT_NE(run.out.find("1 file parsed (39 bytes"), std::string::npos) << run.out;
 }
 
+// A suppression comment on a line of its own covers the next code line whatever ends the lines:
+// "\n", "\r\n" or a lone "\r" (old Mac files), as Clang counts them; a trailing one covers its
+// own line.
+TEST(CppRobustness, SuppressionsFindTheirLineWithEveryLineEnd) {
+  const std::vector<std::string> lines = {
+      "struct Decoder : torch::nn::Module {",
+      "  // kvlint: ignore[KV101] legacy, freed by the engine",
+      "  Decoder() { k_cache_ = torch::zeros({4, 1024}); }",
+      "  torch::Tensor k_cache_;",
+      "};",
+      "struct Encoder : torch::nn::Module {",
+      "  Encoder() { v_cache_ = torch::zeros({4, 1024}); }  // kvlint: ignore[KV101] legacy",
+      "  torch::Tensor v_cache_;",
+      "};",
+      "struct Unsuppressed : torch::nn::Module {",
+      "  // kvlint: ignore[KV101] only the next code line",
+      "",
+      "  int other_ = 0;",
+      "  Unsuppressed() { k_cache_ = torch::zeros({4, 1024}); }",
+      "  torch::Tensor k_cache_;",
+      "};"};
+  for (const std::string line_end : {"\n", "\r\n", "\r"}) {
+    TempDir dir;
+    std::string source;
+    for (const std::string& line : lines) source += line + line_end;
+    dir.write("model.cpp", source);
+    const json r = report(kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "model.cpp"}));
+    std::vector<std::string> flagged;
+    for (const auto& f : r.value("findings", json::array()))
+      flagged.push_back(f.value("code", "") + ":" + std::to_string(f.value("line", 0u)));
+    // Line 11's suppression covers line 13, which has no finding: it is unused (KV903).
+    EXPECT_EQ(flagged, (std::vector<std::string>{"KV903:11", "KV101:14"})) << quote(line_end) << r.dump(1);
+  }
+}
+
 // The README's example run ends as the bundled examples' run does (its findings are excerpted):
 // degraded mode there is a note, not an error.
 TEST(CppRobustness, TheReadmeExampleEndsAsTheExamplesRunEnds) {
