@@ -214,7 +214,14 @@ void SkeletonFixes::add(facts::ClassRef owner, std::size_t finding_index, Skelet
 
 void SkeletonFixes::attach(const facts::Project& project, std::vector<Finding>& findings) const {
   for (const auto& owner : owners_) {
-    const std::optional<Fix> fix = declaration_skeleton_fix(project, owner.cls, owner.specs);
+    std::optional<Fix> fix = declaration_skeleton_fix(project, owner.cls, owner.specs);
+    // Each finding carries the whole skeleton, so its size times their count grows as the square
+    // of the owner's caches: past a few (generated code, 3,000 caches in one class took 3.4 GB),
+    // only the owner's first finding carries it, and applying that one adds every spec.
+    if (owner.findings.size() > kMaxFindingsSharingASkeleton) {
+      findings[owner.findings.front()].fix = std::move(fix);
+      continue;
+    }
     for (std::size_t i : owner.findings) findings[i].fix = fix;
   }
 }

@@ -4,6 +4,7 @@
 // `rows_reason` that KV201 keeps flagging until a person writes the reason.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,9 @@ SkeletonSpec skeleton_spec(const facts::Project& project, facts::ClassRef owner,
 // (a C++ skeleton would not compile from what the facts know; see the .cpp).
 std::optional<Fix> declaration_skeleton_fix(const facts::Project& project, facts::ClassRef owner,
                                             std::vector<SkeletonSpec> specs);
+
+// An owner with more findings than this gives its skeleton to its first finding only.
+inline constexpr std::size_t kMaxFindingsSharingASkeleton = 16;
 
 // Collects the specs of every finding's owner, then gives each finding its owner's one
 // skeleton (all its caches), so applying several findings' fixes adds one method.

@@ -239,6 +239,40 @@ TEST(FixFixtures, SkeletonNeedsUnsafeFixes) {
   EXPECT_EQ(usage.exit_code, 2) << "--unsafe-fixes without --fix";
 }
 
+// Every finding of an owner carries the owner's whole skeleton, so fixing any subset adds one
+// method; for an owner with many caches (generated code) that is quadratic in size, so past
+// kMaxFindingsSharingASkeleton findings only the first carries it. Either way, --fix
+// --unsafe-fixes writes one method that declares every cache and the re-check is clean of KV101.
+TEST(FixFixtures, AClassWithManyCachesGetsOneSkeletonForAll) {
+  for (const int caches : {3, 40}) {
+    TempDir dir;
+    std::string source =
+        "from transformers import DynamicCache\nimport torch.nn as nn\n\n\nclass Many(nn.Module):\n"
+        "    def setup(self):\n";
+    for (int i = 0; i < caches; ++i) source += "        self.c" + std::to_string(i) + " = DynamicCache()\n";
+    dir.write("many.py", source);
+    const CommandRun check = kvlint(dir.path(), "--format json many.py");
+    const nlohmann::json report = nlohmann::json::parse(check.out);
+    std::size_t with_fix = 0;
+    for (const auto& f : report.at("findings")) with_fix += f.contains("fix") ? 1 : 0;
+    EXPECT_EQ(report.at("findings").size(), static_cast<std::size_t>(caches));
+    EXPECT_EQ(with_fix, caches == 3 ? 3u : 1u) << caches;
+    const CommandRun fix = kvlint(dir.path(), "--fix --unsafe-fixes many.py");
+    const std::string fixed = slurp(dir.path() / "many.py");
+    std::size_t methods = 0, specs = 0;
+    for (std::size_t at = fixed.find("def model_local_kv_specs"); at != std::string::npos;
+         at = fixed.find("def model_local_kv_specs", at + 1))
+      ++methods;
+    for (std::size_t at = fixed.find("spec_from_hf_config("); at != std::string::npos;
+         at = fixed.find("spec_from_hf_config(", at + 1))
+      ++specs;
+    EXPECT_EQ(methods, 1u) << fixed;
+    EXPECT_EQ(specs, static_cast<std::size_t>(caches)) << fixed;
+    const std::vector<std::string> after = codes_in(kvlint(dir.path(), "--format json many.py"));
+    EXPECT_EQ(std::count(after.begin(), after.end(), "KV101"), 0) << fix.err;
+  }
+}
+
 // The example tree, with an unused suppression added: --fix --unsafe-fixes removes it and
 // declares PromptEncoder (KV102); the re-check no longer reports them, KV201 flags the
 // skeleton's placeholder reason and KV401 its fallback capacity (max_position_embeddings: the
