@@ -340,6 +340,53 @@ TEST(Reconcile, RT002WhenDeclaredBytesDriftBeyondTheTolerance) {
   EXPECT_EQ(rt.evidence.observed->bytes_per_row, kRow);
 }
 
+TEST(Reconcile, RT001ForASecondCacheBesideTheOneItsOwnersDeclarationMatches) {
+  // MiMo-Audio's shape: the declaration describes the cache at line 99 exactly; the owner also
+  // builds a smaller one at line 120 that nothing declares. That is an undeclared cache, not drift.
+  auto run =
+      make_run("local", {"Lm"},
+               {cache_line("decode", 4, 99, "Lm", 4, kRow), cache_line("decode", 4, 120, "Lm", 4, kRow / 4),
+                declaration_line("decode", 4, "Lm", "MAX_NUM_SEQS", 4, kRow), done_line("decode", 4)});
+  ReconcileOptions options;
+  options.tolerance = 0.05;
+  auto report = reconcile({}, {run}, options);
+  ASSERT_EQ(report.runtime_findings.size(), 1u);
+  const auto& rt = report.runtime_findings.front();
+  EXPECT_EQ(rt.code, "RT001");
+  EXPECT_EQ(rt.line, 120u);
+  ASSERT_TRUE(rt.evidence.observed && rt.evidence.declared);
+  EXPECT_EQ(rt.evidence.observed->bytes_per_row, kRow / 4);
+  EXPECT_NE(rt.message.find(fmt::format("is the cache at {}:99", kFile)), std::string::npos) << rt.message;
+  EXPECT_NE(rt.message.find("second, undeclared cache"), std::string::npos) << rt.message;
+}
+
+TEST(Reconcile, RT002ForEachOfTwoCachesWhenTheDeclarationMatchesNeither) {
+  auto run =
+      make_run("local", {"Lm"},
+               {cache_line("decode", 4, 99, "Lm", 4, kRow), cache_line("decode", 4, 120, "Lm", 4, kRow / 4),
+                declaration_line("decode", 4, "Lm", "MAX_NUM_SEQS", 4, kRow * 2), done_line("decode", 4)});
+  ReconcileOptions options;
+  options.tolerance = 0.05;
+  auto report = reconcile({}, {run}, options);
+  ASSERT_EQ(report.runtime_findings.size(), 2u);
+  for (const auto& rt : report.runtime_findings) EXPECT_EQ(rt.code, "RT002") << rt.line;
+}
+
+TEST(Reconcile, RT002WhenTheMatchingCacheRanAtAnotherConcurrency) {
+  // A match at concurrency 1 does not speak for a different cache at concurrency 4.
+  auto run = make_run("local", {"Lm"},
+                      {cache_line("decode", 1, 99, "Lm", 1, kRow),
+                       declaration_line("decode", 1, "Lm", "MAX_NUM_SEQS", 1, kRow), done_line("decode", 1),
+                       cache_line("decode", 4, 120, "Lm", 4, kRow / 4),
+                       declaration_line("decode", 4, "Lm", "MAX_NUM_SEQS", 4, kRow), done_line("decode", 4)});
+  ReconcileOptions options;
+  options.tolerance = 0.05;
+  auto report = reconcile({}, {run}, options);
+  ASSERT_EQ(report.runtime_findings.size(), 1u);
+  EXPECT_EQ(report.runtime_findings.front().code, "RT002");
+  EXPECT_EQ(report.runtime_findings.front().line, 120u);
+}
+
 TEST(Reconcile, KV402ConfirmedWhenAStaticCacheHoldsMorePositionsThanDeclared) {
   auto run = make_run(
       "ming", {"Gen"},

@@ -203,8 +203,34 @@ class Reconciler {
         for (const auto& d : run.declarations)
           if (d.declared && same_owner(run, d.owner, cache.owner)) owner_declares_anywhere = true;
         const DeclarationEvent* closest = closest_declaration(declarations, cache.bytes_per_row);
-        if (closest != nullptr &&
-            !within_tolerance(closest->bytes_per_row, cache.bytes_per_row, options_.tolerance)) {
+        const bool drifts = closest != nullptr && !within_tolerance(closest->bytes_per_row,
+                                                                    cache.bytes_per_row, options_.tolerance);
+        // The owner's closest declaration already matches another of its caches on this path: this
+        // one is a second cache nothing declares, not a drift of that declaration.
+        const CacheEvent* declared_elsewhere =
+            drifts ? cache_matching(run, cache, closest->bytes_per_row) : nullptr;
+        if (declared_elsewhere != nullptr) {
+          if (!reported.insert({"RT001", site.first, site.second}).second) continue;
+          RuntimeFinding rt{"RT001", "unflagged-cache", Severity::Warning, shown, cache.line, cache.owner, {},
+                            {}};
+          rt.evidence = group_evidence(run, cache.path, cache.concurrency);
+          rt.evidence.observed = observed_of(cache);
+          rt.evidence.declared = declared_of(*closest);
+          rt.message = fmt::format(
+              "{} created at {}:{} (owner {}) holds {} per row and no declaration covers it: {}'s "
+              "\"{}\" ({} per row) is the cache at {}:{} on path {} at concurrency {}, so this is a second, "
+              "undeclared cache",
+              cache.cache_class.empty() ? "a cache" : cache.cache_class, shown, cache.line, cache.owner,
+              format_bytes(cache.bytes_per_row), cache.owner, closest->name,
+              format_bytes(closest->bytes_per_row), display_path(declared_elsewhere->file),
+              declared_elsewhere->line, cache.path, cache.concurrency);
+          rt.evidence.summary = fmt::format(
+              "observed rows={} at concurrency {} ({}/row) beside the declared cache at line {}", cache.rows,
+              cache.concurrency, format_bytes(cache.bytes_per_row), declared_elsewhere->line);
+          out.push_back(std::move(rt));
+          continue;
+        }
+        if (drifts) {
           if (!reported.insert({"RT002", site.first, site.second}).second) continue;
           RuntimeFinding rt{
               "RT002", "declared-bytes-drift", Severity::Error, shown, cache.line, cache.owner, {}, {}};
@@ -451,6 +477,19 @@ class Reconciler {
         by_owner.push_back(&c);
     }
     return by_site.empty() ? by_owner : by_site;
+  }
+
+  // Another cache of `cache`'s owner, on its path and concurrency and at another line, whose bytes per
+  // row are `declared_bytes_per_row` within the tolerance (the one a declaration describes), if any.
+  const CacheEvent* cache_matching(const ModelRun& run, const CacheEvent& cache,
+                                   int64_t declared_bytes_per_row) const {
+    for (const auto& other : run.caches)
+      if (&other != &cache && other.path == cache.path && other.concurrency == cache.concurrency &&
+          (other.file != cache.file || other.line != cache.line) &&
+          same_owner(run, other.owner, cache.owner) &&
+          within_tolerance(declared_bytes_per_row, other.bytes_per_row, options_.tolerance))
+        return &other;
+    return nullptr;
   }
 
   static std::vector<const DeclarationEvent*> declarations_of(const ModelRun& run, const std::string& path,
