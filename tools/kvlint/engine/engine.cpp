@@ -22,6 +22,7 @@
 #include <set>
 #include <tuple>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 
 #include "analyzers/facts/line_ends.hpp"
@@ -269,21 +270,27 @@ std::string normalize_whitespace(std::string_view text) {
   return out;
 }
 
-std::string_view line_of(std::string_view content, uint32_t line) {
-  if (line == 0) return {};
-  std::size_t start = 0;
-  for (uint32_t l = 1; l < line; ++l) {
-    start = facts::next_line_start(content, start);
-    if (start == content.size()) return {};
-  }
+// Where each line of `content` starts (lines end as facts/line_ends.hpp says).
+std::vector<std::size_t> line_starts_of(std::string_view content) {
+  std::vector<std::size_t> starts{0};
+  for (std::size_t at = facts::next_line_start(content, 0); at < content.size();
+       at = facts::next_line_start(content, at))
+    starts.push_back(at);
+  return starts;
+}
+
+// Line `line` (from 1) of `content`, whose line starts are `starts`; empty past the end.
+std::string_view line_of(std::string_view content, const std::vector<std::size_t>& starts, uint32_t line) {
+  if (line == 0 || line > starts.size()) return {};
+  const std::size_t start = starts[line - 1];
   return content.substr(start, facts::line_end(content, start) - start);
 }
 
+// `normalized_evidence` is the finding's line through normalize_whitespace.
 std::string fingerprint_parts(std::string_view code, std::string_view path, std::string_view owner,
-                              std::string_view evidence) {
-  const std::string normalized = normalize_whitespace(evidence);
+                              std::string_view normalized_evidence) {
   std::string buffer;
-  for (std::string_view part : {code, path, owner, std::string_view(normalized)}) {
+  for (std::string_view part : {code, path, owner, normalized_evidence}) {
     buffer += std::to_string(part.size());
     buffer += ':';
     buffer += part;
@@ -864,24 +871,38 @@ class ProjectRun {
     std::sort(result_.findings.begin(), result_.findings.end(), finding_less);
 
     // Fingerprints: path relative to the config root, so they survive a different working directory.
-    std::map<std::tuple<std::string, std::string, std::string, std::string>, std::size_t> occurrences;
-    // Findings are sorted by file: each file with findings is read once more, for their lines.
+    // The n-th finding (n > 0) with the same code, path, owner and evidence line gets a
+    // fingerprint of its own; the first one's fingerprint is the key (a hash of those four).
+    std::unordered_map<std::string, std::size_t> occurrences;
+    // Findings are sorted by file and line: each file with findings is read once more and its
+    // lines indexed once, and each line is normalized once however many findings it has (3,000
+    // on one 86 KB line were quadratic).
     std::size_t evidence_file = files_.size();
     std::optional<std::string> evidence_content;
+    std::vector<std::size_t> evidence_lines;
+    std::pair<std::size_t, uint32_t> normalized_line{files_.size(), 0};
+    std::string normalized;
     for (auto& f : result_.findings) {
-      std::string_view evidence;
       std::string path = f.loc.file;
+      std::size_t file = files_.size();
       if (auto it = index_of.find(f.loc.file); it != index_of.end()) {
-        if (evidence_file != it->second) {
-          evidence_file = it->second;
-          evidence_content = reread(files_[evidence_file]);
+        file = it->second;
+        if (evidence_file != file) {
+          evidence_file = file;
+          evidence_content = reread(files_[file]);
+          evidence_lines = evidence_content ? line_starts_of(*evidence_content) : std::vector<std::size_t>{};
         }
-        if (evidence_content) evidence = line_of(*evidence_content, f.loc.line);
-        fs::path rel = files_[it->second].file.absolute.lexically_relative(config_.root);
+        fs::path rel = files_[file].file.absolute.lexically_relative(config_.root);
         if (!rel.empty() && *rel.begin() != "..") path = rel.generic_string();
       }
-      std::string base = fingerprint_parts(f.code, path, f.owner_class, evidence);
-      const std::size_t n = occurrences[{f.code, path, f.owner_class, normalize_whitespace(evidence)}]++;
+      if (normalized_line != std::pair{file, f.loc.line}) {
+        normalized_line = {file, f.loc.line};
+        normalized = file < files_.size() && evidence_content
+                         ? normalize_whitespace(line_of(*evidence_content, evidence_lines, f.loc.line))
+                         : std::string();
+      }
+      std::string base = fingerprint_parts(f.code, path, f.owner_class, normalized);
+      const std::size_t n = occurrences[base]++;
       f.fingerprint = n == 0 ? base : fingerprint_parts(base, std::to_string(n), {}, {});
     }
   }
@@ -909,7 +930,8 @@ class ProjectRun {
 }  // namespace
 
 std::string fingerprint_of(const Finding& finding, std::string_view evidence_text) {
-  return fingerprint_parts(finding.code, finding.loc.file, finding.owner_class, evidence_text);
+  return fingerprint_parts(finding.code, finding.loc.file, finding.owner_class,
+                           normalize_whitespace(evidence_text));
 }
 
 CheckResult run_check(const CheckOptions& options) {
