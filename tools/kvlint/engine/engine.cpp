@@ -62,6 +62,8 @@ struct FileState {
   std::optional<facts::FileFacts> facts;  // set once analysed
   std::vector<Diagnostic> analysis_diagnostics;
   bool parsed = false;                       // went through the front end at least once this run
+  unsigned parses = 0;                       // times it went through the front end this run
+  std::size_t parsed_bytes = 0;              // the bytes it was parsed from
   bool anchor_hit = false;                   // the prefilter: contains a vocabulary anchor
   bool is_cpp = false;                       // analysed by the C++ front end
   bool analysis_failed = false;              // the C++ front end could not analyse it at all
@@ -533,6 +535,8 @@ class ProjectRun {
         analysis.diagnostics.push_back(std::move(d));
       }
       bytes_parsed_.fetch_add(content->size(), std::memory_order_relaxed);
+      ++state.parses;
+      state.parsed_bytes = content->size();
       if (cache_) cache_->store(key, state.file.absolute.string(), analysis);
       state.facts = std::move(analysis.facts);
       state.analysis_diagnostics = std::move(analysis.diagnostics);
@@ -607,6 +611,8 @@ class ProjectRun {
         analysis.dependencies.push_back({included.path, included.content_hash});
       for (const auto& absent : cpp.absent) analysis.dependencies.push_back({absent, std::nullopt});
       bytes_parsed_.fetch_add(content->size(), std::memory_order_relaxed);
+      ++state.parses;
+      state.parsed_bytes = content->size();
       Diagnostic d;
       d.path = state.file.display;
       for (const auto& problem : analysis.facts.parse_problems) {  // the walk's budget
@@ -812,6 +818,8 @@ class ProjectRun {
       if (!changed) break;
     }
     result_.stats.bytes_parsed = bytes_parsed_.load();
+    for (const auto& f : files_)
+      if (f.parses > 0) result_.parsed_files.push_back({f.file.absolute, f.is_cpp, f.parsed_bytes, f.parses});
     for (const auto& f : files_) {
       if (!f.readable || !is_reported(f)) continue;
       if (f.analysis_failed) {
@@ -1050,6 +1058,7 @@ CheckResult run_check(const CheckOptions& options) {
     for (auto& f : part.findings) result.findings.push_back(std::move(f));
     for (auto& d : part.diagnostics) result.diagnostics.push_back(std::move(d));
     for (auto& detail : part.details) result.details.push_back(std::move(detail));
+    for (auto& parsed : part.parsed_files) result.parsed_files.push_back(std::move(parsed));
     result.suppressed += part.suppressed;
     result.stats.files_parsed += part.stats.files_parsed;
     result.stats.files_cached += part.stats.files_cached;
