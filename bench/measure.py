@@ -345,22 +345,15 @@ def main() -> int:
         rss = f"{max(tool.peak_rss):6.0f} MB" if tool.peak_rss else "-"
         print(f"{tool.name:<19} {seconds(mid):>10} {seconds(low):>10} {seconds(cpu):>10} {rate} {ratio} "
               f"{rss:>9}")
-    for tool in site_tools:
-        mid = median(tool)
-        if mid is None:
-            print(f"{tool.name:<19} FAILED: {tool.error}")
-            continue
-        cpu = statistics.median(tool.cpu_times)
-        print(f"{tool.name:<19} {seconds(mid):>10} {seconds(min(tool.times)):>10} {seconds(cpu):>10} "
-              f"{'':>10} {'':>15} {max(tool.peak_rss):6.0f} MB")
+    # Rows of the other trees: the vllm-omni ones are compared with kvlint cold on vllm-omni.
     vllm_cold = median(vllm_tools[0]) if vllm_tools else None
-    for tool in vllm_tools:
+    for tool in site_tools + vllm_tools:
         mid = median(tool)
         if mid is None:
             print(f"{tool.name:<19} FAILED: {tool.error}")
             continue
         cpu = statistics.median(tool.cpu_times)
-        shown = f"{mid / vllm_cold:14.2f}x" if vllm_cold else "-"
+        shown = f"{mid / vllm_cold:14.2f}x" if tool in vllm_tools and vllm_cold else f"{'':>15}"
         print(f"{tool.name:<19} {seconds(mid):>10} {seconds(min(tool.times)):>10} {seconds(cpu):>10} "
               f"{'':>10} {shown} {max(tool.peak_rss):6.0f} MB")
 
