@@ -134,12 +134,6 @@ std::vector<std::string> cpp_prefilter_anchors(const facts::Vocabulary& v) {
   return anchors;
 }
 
-bool contains_any(std::string_view content, const std::vector<std::string>& needles) {
-  return std::any_of(needles.begin(), needles.end(), [&](const std::string& n) {
-    return !n.empty() && ::memmem(content.data(), content.size(), n.data(), n.size()) != nullptr;
-  });
-}
-
 // Plain code that sizes rows from a lifetime (KV204) names no protocol anchor: a function
 // over whatever the models report, with its own enum. Such a file reads a scope and the
 // engine's per-sequence multiplicity (`max_num_seqs`) together.
@@ -468,10 +462,13 @@ class ProjectRun {
   // Those of `indices` whose bytes contain one of `needles`, in order.
   std::vector<std::size_t> containing_any(const std::vector<std::size_t>& indices,
                                           const std::vector<std::string>& needles) {
+    // One sampled pass per file for all needles (class names times three spellings), not
+    // one memmem per needle: a pre-commit run searched every unanalysed file this way.
+    const NeedleSearch search(needles);
     std::vector<char> hit(files_.size(), 0);
     parallel_over(indices, [&](std::size_t i) {
       const std::optional<std::string> content = reread(files_[i]);
-      hit[i] = content && contains_any(*content, needles);
+      hit[i] = content && search.found_in(*content);
     });
     std::vector<std::size_t> out;
     for (std::size_t i : indices)
