@@ -29,6 +29,8 @@ import time
 # vocabulary.hpp holds the cache classes, read from the header itself.
 CAPTURE_PATTERNS = ["cuda.graph", "CUDAGraph", "make_graphed_callables"]
 RUFF_RULE = "E711"  # one AST rule (comparison to None): ruff parses every file
+# The vllm-omni model file the pre-commit-sized run changes and checks (it has findings).
+PRECOMMIT_FILE = "vllm_omni/diffusion/models/sensenova_u1/pipeline_sensenova_u1.py"
 
 
 def parse_args() -> argparse.Namespace:
@@ -43,6 +45,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--semgrep-timeout", type=float, default=240)
     parser.add_argument("--site-tree", type=pathlib.Path,
                         help="stdlib + site-packages directory for the kvlint vs ripgrep comparison")
+    parser.add_argument("--floor", required=True,
+                        help="kvlint_parse_floor: tree-sitter alone on the files kvlint parsed")
+    parser.add_argument("--vllm-omni", type=pathlib.Path,
+                        help="vllm-omni 0.30.0, *.py only: kvlint cold vs ruff, and a pre-commit-sized run")
+    parser.add_argument("--precommit-file", default=PRECOMMIT_FILE,
+                        help="the model file a pre-commit-sized run checks (relative to --vllm-omni)")
     return parser.parse_args()
 
 
@@ -76,10 +84,14 @@ def tool_version(command: list[str]) -> str:
 class Tool:
     """One timed command; accepted exit codes differ per tool (rg: 1 = no match)."""
 
-    def __init__(self, name: str, argv: list[str], ok_codes: tuple[int, ...] = (0,)):
+    def __init__(self, name: str, argv: list[str], ok_codes: tuple[int, ...] = (0,), before=None,
+                 after=None):
         self.name = name
         self.argv = argv
         self.ok_codes = ok_codes
+        # Called around each run, untimed: the pre-commit run edits a file, then puts it back.
+        self.before = before
+        self.after = after
         self.times: list[float] = []
         self.cpu_times: list[float] = []  # user + system of the process tree
         self.peak_rss: list[float] = []   # MB, the largest process of the tree, per run
@@ -90,6 +102,8 @@ class Tool:
     def run_once(self, cwd: pathlib.Path, timeout: float | None = None) -> float | None:
         # wait4 gives this run's own CPU time and peak RSS (RUSAGE_CHILDREN would
         # give the peak over every child so far).
+        if self.before:
+            self.before()
         start = time.perf_counter()
         with open(os.devnull, "wb") as devnull, \
                 subprocess.Popen(self.argv, cwd=cwd, stdout=devnull, stderr=subprocess.PIPE) as child:
@@ -108,6 +122,8 @@ class Tool:
             if timer:
                 timer.cancel()
         elapsed = time.perf_counter() - start
+        if self.after:
+            self.after()
         if timed_out.is_set():
             self.error = f"timed out after {timeout:.0f} s"
             return None
@@ -127,6 +143,35 @@ class Tool:
 
 def seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:8.3f} s"
+
+
+def list_parsed(kvlint: str, cwd: pathlib.Path, paths: list[str], listing: pathlib.Path) -> str:
+    """One kvlint cold run that writes the files it parsed (--list-parsed), for the floor."""
+    done = subprocess.run([kvlint, "check", "--no-cache", "--exit-zero", "--format", "json", "--quiet",
+                           "--list-parsed", str(listing)] + paths, cwd=cwd, capture_output=True)
+    if done.returncode != 0 or not listing.is_file():
+        return f"kvlint --list-parsed failed (exit {done.returncode}): " \
+               f"{done.stderr.decode(errors='replace').strip()[-300:]}"
+    parses = parsed = 0
+    for line in listing.read_text().splitlines():
+        language, times, size, _ = line.split("\t", 3)
+        if language == "python":
+            parses += int(times)
+            parsed += int(times) * int(size)
+    return f"{parses} Python parses, {parsed / 1e6:.1f} MB (the floor parses exactly these)"
+
+
+def round_robin(tools: list["Tool"], cwd: pathlib.Path, reps: int, warm_up: bool = True) -> None:
+    """One untimed run of each (page cache), then `reps` rounds of one run each."""
+    if warm_up:
+        for tool in tools:
+            tool.run_once(cwd)
+    for _ in range(reps):
+        for tool in tools:
+            if not tool.error:
+                elapsed = tool.run_once(cwd)
+                if elapsed is not None:
+                    tool.record(elapsed)
 
 
 def findings_by_code(report_path: pathlib.Path) -> tuple[collections.Counter, dict]:
@@ -187,6 +232,8 @@ def main() -> int:
     for name in cache_class_names(args.vocabulary) + ["use_cache"] + CAPTURE_PATTERNS:
         rg_argv += ["-e", name]
     kvlint_cold_argv = kvlint_check[:2] + ["--no-cache"] + kvlint_check[2:]
+    corpus_listing = args.results / "parsed-corpus.tsv"
+    print(f"  parse floor: {list_parsed(args.kvlint, corpus, subdirs, corpus_listing)}")
     tools = [
         Tool("kvlint cold", kvlint_cold_argv + subdirs),
         Tool("kvlint warm", kvlint_cached + subdirs),
@@ -195,18 +242,14 @@ def main() -> int:
                       "--exit-zero", "--quiet"] + subdirs),
         # One core: what a single-core CI runner or an editor's one worker pays.
         Tool("kvlint cold -j1", kvlint_cold_argv + ["-j", "1"] + subdirs),
+        # tree-sitter alone on the bytes kvlint cold parsed, on as many threads: the floor.
+        Tool("parse floor", [args.floor, str(corpus_listing)]),
     ]
     # One untimed run each of rg and ruff so every tool starts with warm page cache.
     for tool in tools[2:4]:
         tool.run_once(corpus)
     print(f"\ntiming {args.reps} rounds (round-robin: {', '.join(t.name for t in tools)})")
-    for _ in range(args.reps):
-        for tool in tools:
-            if tool.error:
-                continue
-            elapsed = tool.run_once(corpus)
-            if elapsed is not None:
-                tool.record(elapsed)
+    round_robin(tools, corpus, args.reps, warm_up=False)
 
     warm_check = subprocess.run(kvlint_cached + ["--verbose"] + subdirs, cwd=corpus,
                                 capture_output=True)
@@ -238,15 +281,46 @@ def main() -> int:
               f"{site_lines} lines, {site_size / 1e6:.1f} MB; {args.reps} rounds")
         site_tools = [Tool("kvlint cold (site)", kvlint_cold_argv + ["."]),
                       Tool("ripgrep (site)", rg_argv + ["-t", "py", "."], ok_codes=(0, 1))]
-        for tool in site_tools:
-            tool.run_once(args.site_tree)
-        for _ in range(args.reps):
-            for tool in site_tools:
-                if not tool.error:
-                    elapsed = tool.run_once(args.site_tree)
-                    if elapsed is not None:
-                        tool.record(elapsed)
+        round_robin(site_tools, args.site_tree, args.reps)
     tools += site_tools
+
+    # vllm-omni 0.30.0 (*.py only): kvlint cold against ruff and the parse floor, and a
+    # pre-commit-sized run: one changed model file, project context loaded, warm cache.
+    vllm_tools: list[Tool] = []
+    if args.vllm_omni and args.vllm_omni.is_dir():
+        vllm = args.vllm_omni
+        v_files, v_lines, v_size = corpus_size(vllm, ["."])
+        vllm_listing = args.results / "parsed-vllm-omni.tsv"
+        print(f"\nvllm-omni 0.30.0: {vllm}: {v_files} Python files, {v_lines} lines, "
+              f"{v_size / 1e6:.1f} MB; {args.reps} rounds")
+        print(f"  parse floor: {list_parsed(args.kvlint, vllm, ['.'], vllm_listing)}")
+        vllm_cache = args.results.parent / "kvlint-cache-vllm-omni"
+        shutil.rmtree(vllm_cache, ignore_errors=True)
+        subprocess.run(kvlint_check + ["--cache-dir", str(vllm_cache), "."], cwd=vllm,
+                       capture_output=True)  # fills the cache the pre-commit run starts from
+        changed = vllm / args.precommit_file
+        original = changed.read_bytes()
+        edits = iter(range(1, 1_000_000))
+
+        def edit() -> None:  # another comment each time: the file misses the cache, the rest hit
+            changed.write_bytes(original + f"\n# bench edit {next(edits)}\n".encode())
+
+        def restore() -> None:
+            changed.write_bytes(original)
+
+        vllm_tools = [
+            Tool("kvlint cold (vllm)", kvlint_cold_argv + ["."]),
+            Tool("ruff (vllm)", [args.ruff, "check", "--no-cache", "--isolated", "--select", RUFF_RULE,
+                                 "--exit-zero", "--quiet", "."]),
+            Tool("parse floor (vllm)", [args.floor, str(vllm_listing)]),
+            Tool("pre-commit (vllm)", kvlint_check + ["--cache-dir", str(vllm_cache), args.precommit_file],
+                 before=edit, after=restore),
+        ]
+        try:
+            round_robin(vllm_tools, vllm, args.reps)
+        finally:
+            restore()
+    tools += vllm_tools
 
     # ------------------------------------------------------------ table
     def median(tool: Tool) -> float | None:
@@ -256,7 +330,7 @@ def main() -> int:
     print(f"\n{'tool':<19} {'median':>10} {'min':>10} {'cpu (med)':>10} {'files/s':>10} "
           f"{'vs kvlint cold':>15} {'peak RSS':>9}")
     for tool in tools:
-        if tool in site_tools:
+        if tool in site_tools or tool in vllm_tools:
             continue
         mid = median(tool)
         low = min(tool.times) if tool.times else None
@@ -271,14 +345,17 @@ def main() -> int:
         rss = f"{max(tool.peak_rss):6.0f} MB" if tool.peak_rss else "-"
         print(f"{tool.name:<19} {seconds(mid):>10} {seconds(low):>10} {seconds(cpu):>10} {rate} {ratio} "
               f"{rss:>9}")
-    for tool in site_tools:
+    # Rows of the other trees: the vllm-omni ones are compared with kvlint cold on vllm-omni.
+    vllm_cold = median(vllm_tools[0]) if vllm_tools else None
+    for tool in site_tools + vllm_tools:
         mid = median(tool)
         if mid is None:
             print(f"{tool.name:<19} FAILED: {tool.error}")
             continue
         cpu = statistics.median(tool.cpu_times)
+        shown = f"{mid / vllm_cold:14.2f}x" if tool in vllm_tools and vllm_cold else f"{'':>15}"
         print(f"{tool.name:<19} {seconds(mid):>10} {seconds(min(tool.times)):>10} {seconds(cpu):>10} "
-              f"{'':>10} {'':>15} {max(tool.peak_rss):6.0f} MB")
+              f"{'':>10} {shown} {max(tool.peak_rss):6.0f} MB")
 
     # ------------------------------------------------------------ targets
     # Verdicts use wall-time medians; the CPU-time ratio beside each is there
@@ -290,7 +367,7 @@ def main() -> int:
         return a / b if a and b else None
 
     kv_cold, kv_warm, ripgrep, ruff = tools[:4]
-    kv_single = tools[4]
+    kv_single, floor = tools[4], tools[5]
     cold_cpu = cpu_median(kv_cold)
     results = []
 
@@ -322,12 +399,28 @@ def main() -> int:
            1, True)
     target("kvlint warm <= 0.1x kvlint cold", ratio(median(kv_warm), cold),
            ratio(cpu_median(kv_warm), cold_cpu), 0.1, True)
+    # kvlint's overhead over tree-sitter's own parse of the same bytes.
+    target("kvlint cold <= 1.3x parse floor", ratio(cold, median(floor)), ratio(cold_cpu, cpu_median(floor)),
+           1.3, True)
+    target("kvlint cold -j1 <= 1.3x parse floor", ratio(median(kv_single), median(floor)),
+           ratio(cpu_median(kv_single), cpu_median(floor)), 1.3, True)
     if site_tools:
         site_kv, site_rg = site_tools
         target("site: kvlint cold <= 3x ripgrep", ratio(median(site_kv), median(site_rg)),
                ratio(cpu_median(site_kv), cpu_median(site_rg)), 3, True)
+    if vllm_tools:
+        v_cold, v_ruff, v_floor, v_pre = vllm_tools
+        target("vllm: kvlint cold <= 1x ruff", ratio(median(v_cold), median(v_ruff)),
+               ratio(cpu_median(v_cold), cpu_median(v_ruff)), 1, True)
+        target("vllm: kvlint cold <= 1.3x parse floor", ratio(median(v_cold), median(v_floor)),
+               ratio(cpu_median(v_cold), cpu_median(v_floor)), 1.3, True)
+        pre = median(v_pre)
+        print(f"  {'vllm: pre-commit run <= 0.1 s':<34} {seconds(pre):>10} {seconds(cpu_median(v_pre)):>10}  "
+              f"{'n/a' if pre is None else 'PASS' if pre <= 0.1 else 'MISS'}")
+        results.append({"target": "vllm: pre-commit run <= 0.1 s", "wall_s": pre,
+                        "verdict": "n/a" if pre is None else "PASS" if pre <= 0.1 else "MISS"})
     # Peak RSS, in MB over 300 MB (printed in the ratio columns as a fraction of the limit).
-    for tool in (kv_cold, kv_single, *site_tools[:1]):
+    for tool in (kv_cold, kv_single, *site_tools[:1], *vllm_tools[:1]):
         if tool.peak_rss:
             peak = max(tool.peak_rss)
             print(f"  {tool.name + ' peak RSS <= 300 MB':<34} {peak:>8.0f}MB {'':>10}  "

@@ -406,16 +406,12 @@ void FileWalker::follow_targets(TSNode left, TSNode assignment, bool is_cache, i
   }
   // `hidden, past = model(...)`: the elements after the first, or any named like a cache.
   uint32_t index = 0;
-  for (uint32_t i = 0, n = ts_node_named_child_count(left); i < n; ++i) {
-    TSNode element = ts_node_named_child(left, i);
-    if (sym(element) != Sym::Identifier) {
-      ++index;
-      continue;
-    }
-    if (is_cache || index > 0 || names_cache(text(element)))
+  each_named_child(left, [&](TSNode element) {
+    if (sym(element) == Sym::Identifier && (is_cache || index > 0 || names_cache(text(element))))
       r.merge(follow_name(text(element), ts_node_end_byte(assignment), true, depth + 1));
     ++index;
-  }
+    return true;
+  });
 }
 
 // Reads of a local bound at `after`: later ones, and any in a loop (the next step reads it).

@@ -95,15 +95,14 @@ bool FileWalker::assigns_attribute(TSNode stmt, std::string_view attribute, int 
     return is_self_attribute(left) && text(field(left, g_.f_attribute)) == attribute &&
            !ts_node_is_null(right) && sym(right) != Sym::None;
   }
-  if (s == Sym::WithStatement || s == Sym::Block || ts_node_type(stmt) == std::string_view("try_statement")) {
+  if (s == Sym::WithStatement || s == Sym::Block || s == Sym::TryStatement) {
     bool found = false;
-    for (uint32_t i = 0, n = ts_node_named_child_count(stmt); i < n && !found; ++i) {
-      TSNode c = ts_node_named_child(stmt, i);
+    each_named_child(stmt, [&](TSNode c) {
       const Sym cs = sym(c);
       if (cs == Sym::Block || cs == Sym::ExpressionStatement || cs == Sym::WithStatement)
         found = assigns_attribute(c, attribute, depth + 1);
-      if (cs == Sym::Block && s != Sym::Block) break;  // a try's first block only
-    }
+      return !found && !(cs == Sym::Block && s != Sym::Block);  // a try's first block only
+    });
     return found;
   }
   return false;
@@ -116,11 +115,13 @@ bool FileWalker::dominated_by_assignment(TSNode node, std::string_view attribute
     const Sym ps = sym(parent);
     if (ps == Sym::FunctionDef || ps == Sym::ClassDef || ps == Sym::Module) return false;
     if (ps == Sym::Block) {
-      for (uint32_t i = 0, n = ts_node_named_child_count(parent); i < n; ++i) {
-        TSNode stmt = ts_node_named_child(parent, i);
-        if (ts_node_start_byte(stmt) >= ts_node_start_byte(child)) break;
-        if (assigns_attribute(stmt, attribute)) return true;
-      }
+      bool assigned = false;
+      each_named_child(parent, [&](TSNode stmt) {
+        if (ts_node_start_byte(stmt) >= ts_node_start_byte(child)) return false;
+        assigned = assigns_attribute(stmt, attribute);
+        return !assigned;
+      });
+      if (assigned) return true;
     }
     child = parent;
   }
@@ -167,26 +168,26 @@ bool FileWalker::read_dict_keys(TSNode value, CacheKeywords& k) {
   value = unwrap_parens(value);
   std::vector<std::pair<std::string, TSNode>> pairs;
   if (sym(value) == Sym::Dictionary) {
-    for (uint32_t i = 0, n = ts_node_named_child_count(value); i < n; ++i) {
-      TSNode pair = ts_node_named_child(value, i);
+    each_named_child(value, [&](TSNode pair) {
       if (sym(pair) != Sym::Pair) {
         if (sym(pair) == Sym::DictionarySplat) k.unread_splat = true;
-        continue;
+        return true;
       }
       std::string key;
       TSNode key_node = unwrap_parens(field(pair, g_.f_key));
       if (sym(key_node) == Sym::String && decode_string(key_node, key))
         pairs.emplace_back(std::move(key), field(pair, g_.f_value));
-    }
+      return true;
+    });
   } else if (sym(value) == Sym::Call && text(field(value, g_.f_function)) == "dict") {
     TSNode args = field(value, g_.f_arguments);
-    for (uint32_t i = 0, n = ts_node_is_null(args) ? 0 : ts_node_named_child_count(args); i < n; ++i) {
-      TSNode a = ts_node_named_child(args, i);
+    each_named_child(args, [&](TSNode a) {
       if (sym(a) == Sym::KeywordArgument)
         pairs.emplace_back(std::string(text(field(a, g_.f_name))), field(a, g_.f_value));
       else
         k.unread_splat = true;  // dict(base, ...) or dict(**base)
-    }
+      return true;
+    });
   } else {
     return false;
   }
@@ -225,13 +226,13 @@ void FileWalker::read_local_dict(std::string_view name, uint32_t before, CacheKe
       if (sym(fn) == Sym::Attribute && is_name(field(fn, g_.f_object)) &&
           text(field(fn, g_.f_attribute)) == "update") {
         TSNode args = field(n, g_.f_arguments);
-        for (uint32_t i = 0, m = ts_node_is_null(args) ? 0 : ts_node_named_child_count(args); i < m; ++i) {
-          TSNode a = ts_node_named_child(args, i);
+        each_named_child(args, [&](TSNode a) {
           if (sym(a) == Sym::KeywordArgument)
             note_cache_keyword(local, text(field(a, g_.f_name)), field(a, g_.f_value), true);
           else if (!read_dict_keys(a, local))
             local.unread_splat = true;
-        }
+          return true;
+        });
       }
     }
     return true;
@@ -248,8 +249,10 @@ FileWalker::CacheKeywords FileWalker::cache_keywords(TSNode call) {
   CacheKeywords k;
   TSNode args = field(call, g_.f_arguments);
   std::vector<TSNode> children;
-  for (uint32_t i = 0, n = ts_node_named_child_count(args); i < n; ++i)
-    children.push_back(ts_node_named_child(args, i));
+  each_named_child(args, [&](TSNode a) {
+    children.push_back(a);
+    return true;
+  });
   for (TSNode a : children) {
     if (sym(a) == Sym::KeywordArgument) {
       note_cache_keyword(k, text(field(a, g_.f_name)), field(a, g_.f_value), false);

@@ -277,14 +277,14 @@ std::string FileWalker::annotated_class(TSNode type) {
       }
       default:
         // `list[Decoder]` in an annotation is a generic_type: a container of them.
-        if (std::string_view(ts_node_type(n)) == "generic_type") {
+        if (sym(n) == Sym::GenericType) {
           const std::string head = strip_spaces(text(named_child(n, 0)));
           if (facts::simple_name(head) != "Optional" && facts::simple_name(head) != "Union") continue;
         }
         break;
     }
     const std::size_t first = stack.size();
-    const bool generic = std::string_view(ts_node_type(n)) == "generic_type";
+    const bool generic = sym(n) == Sym::GenericType;
     for_each_named_child(sub_, n, [&](TSNode child, TSFieldId fid) {
       const bool head =
           generic ? ts_node_eq(child, named_child(n, 0)) : (sym(n) == Sym::Subscript && fid == g_.f_value);

@@ -260,8 +260,8 @@ bool FileWalker::compares_scope(TSNode n) const {
     stack.pop_back();
     if (sym(c) == Sym::ComparisonOperator) {
       bool scope_side = false, value_side = false;
-      for (uint32_t i = 0, k = ts_node_named_child_count(c); i < k; ++i) {
-        TSNode side = unwrap_parens(ts_node_named_child(c, i));
+      each_named_child(c, [&](TSNode child) {
+        TSNode side = unwrap_parens(child);
         const Sym ss = sym(side);
         const std::string_view last = is_dotted(side) ? last_component(side) : std::string_view{};
         if (!last.empty() && ends_with(lower(last), "scope")) scope_side = true;
@@ -270,11 +270,14 @@ bool FileWalker::compares_scope(TSNode n) const {
                                    return (ch >= 'A' && ch <= 'Z') || ch == '_' || (ch >= '0' && ch <= '9');
                                  });
         if (ss == Sym::String || enum_member || ss == Sym::Tuple) value_side = true;
-      }
+        return true;
+      });
       if (scope_side && value_side) return true;
     }
-    for (uint32_t i = 0, k = ts_node_named_child_count(c); i < k; ++i)
-      stack.push_back(ts_node_named_child(c, i));
+    each_named_child(c, [&](TSNode child) {
+      stack.push_back(child);
+      return true;
+    });
   }
   return false;
 }
@@ -339,10 +342,10 @@ void FileWalker::on_scope_candidate(TSNode node) {
     case Sym::ListComprehension: {
       // `sum(s.bytes_per_row * max_num_seqs for s in specs if s.scope != "model")`
       bool filters_on_scope = false;
-      for (uint32_t i = 0, k = ts_node_named_child_count(node); i < k; ++i) {
-        TSNode c = ts_node_named_child(node, i);
-        if (ts_node_type(c) == std::string_view("if_clause") && reads_scope(c)) filters_on_scope = true;
-      }
+      each_named_child(node, [&](TSNode c) {
+        if (sym(c) == Sym::IfClause && reads_scope(c)) filters_on_scope = true;
+        return true;
+      });
       hit = filters_on_scope && mentions_multiplicity(field(node, g_.f_body));
       break;
     }

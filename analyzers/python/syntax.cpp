@@ -79,6 +79,9 @@ Grammar::Grammar() {
       {"match_statement", Sym::MatchStatement},
       {"lambda", Sym::Lambda},
       {"decorator", Sym::Decorator},
+      {"try_statement", Sym::TryStatement},
+      {"generic_type", Sym::GenericType},
+      {"if_clause", Sym::IfClause},
   };
   // Aliases can give several symbol ids one name, so map every id by name.
   const uint32_t count = ts_language_symbol_count(language);

@@ -111,6 +111,9 @@ enum class Sym : uint8_t {
   MatchStatement,
   Lambda,
   Decorator,
+  TryStatement,
+  GenericType,
+  IfClause,
 };
 
 // Symbol and field ids of the grammar, resolved once per analyzer.

@@ -221,6 +221,19 @@ class FileWalker {
         if (!f(child, ts_tree_cursor_current_field_id(c.get()))) return;
     } while (ts_tree_cursor_goto_next_sibling(c.get()));
   }
+  // The named children of `n` in order, comments included (as ts_node_named_child counts
+  // them), in one cursor pass: ts_node_named_child(n, i) walks i siblings, so a loop over
+  // indices is quadratic in the child count. `f` returns false to stop. Spends no steps.
+  template <typename F>
+  void each_named_child(TSNode n, F&& f) const {
+    if (ts_node_is_null(n)) return;
+    Cursor c(n);
+    if (!ts_tree_cursor_goto_first_child(c.get())) return;
+    do {
+      const TSNode child = c.node();
+      if (ts_node_is_named(child) && !f(child)) return;
+    } while (ts_tree_cursor_goto_next_sibling(c.get()));
+  }
   TSNode unwrap_parens(TSNode n) const {
     while (!ts_node_is_null(n) && sym(n) == Sym::ParenthesizedExpression && ts_node_named_child_count(n) == 1)
       n = named_child(n, 0);

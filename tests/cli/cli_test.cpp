@@ -311,6 +311,29 @@ TEST(Cli, VerboseSaysOnceThatLinksLeavingTheTreeAreNotFollowed) {
   EXPECT_THAT(kvlint(dir.path(), {"check", "--no-cache"}).err, ::testing::Not(HasSubstr("symbolic link")));
 }
 
+// --list-parsed (bench/run's parser floor) names each file the front end parsed, with its size,
+// and not the files the prefilter skipped or the cache answered.
+TEST(Cli, ListParsedNamesTheFilesParsedThisRun) {
+  TempDir dir;
+  const std::string model =
+      "from transformers import DynamicCache\n\n\nclass Model:\n    def forward(self):\n"
+      "        self.cache = DynamicCache()\n";
+  dir.write("model.py", model);
+  dir.write("plain.py", kCleanFile);
+  const fs::path listing = dir.path() / "parsed.tsv";
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--exit-zero", "--list-parsed", listing.string()});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(slurp(listing), fmt::format("python\t1\t{}\t{}\n", model.size(),
+                                        fs::canonical(dir.path() / "model.py").string()));
+  const std::string cache = (dir.path() / "cache").string();
+  kvlint(dir.path(), {"check", "--exit-zero", "--cache-dir", cache, "model.py", "plain.py"});
+  dir.write("plain.py", std::string(kCleanFile) + "\n");  // the run memo misses; model.py's facts are cached
+  run = kvlint(dir.path(), {"check", "--exit-zero", "--cache-dir", cache, "--list-parsed", listing.string(),
+                            "model.py", "plain.py"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(slurp(listing), "");
+}
+
 TEST(Cli, OutputIsNotCreatedOnErrorAndIsReplacedAtomically) {
   TempDir dir;
   dir.write("warn.py", kWarningFile);

@@ -405,6 +405,22 @@ TEST(Utf8, AcceptsValidAndLocatesInvalidSequences) {
   EXPECT_TRUE(find_invalid_utf8("\x80"));              // lone continuation
 }
 
+// ASCII is skipped eight bytes at a time: an error anywhere in or after such runs, and a
+// sequence that straddles a word, are still found at their line and column.
+TEST(Utf8, LocatesInvalidSequencesAfterLongAsciiRuns) {
+  const std::string lines = "import torch\n# a comment line\nx = 1\n";  // 3 lines, 37 bytes
+  for (std::size_t pad = 0; pad < 17; ++pad) {
+    const std::string head = lines + std::string(pad, 'a');
+    const auto bad = find_invalid_utf8(head + "\xC3\xA9 \xFF tail");
+    ASSERT_TRUE(bad) << pad;
+    EXPECT_EQ(bad->offset, head.size() + 3) << pad;
+    EXPECT_EQ(bad->line, 4u) << pad;
+    EXPECT_EQ(bad->column, pad + 4) << pad;
+    EXPECT_FALSE(find_invalid_utf8(head + "\xE2\x82\xAC" + lines)) << pad;  // € across a word boundary
+    EXPECT_TRUE(find_invalid_utf8(head + "\xE2\x82")) << pad;               // truncated at the end
+  }
+}
+
 TEST(ReadSource, ClassifiesBinaryInvalidUtf8TooLargeAndMissing) {
   TempDir dir;
   auto binary = dir.write("b.py", std::string("x = 1\0\n", 7));

@@ -104,6 +104,7 @@ struct CheckArgs {
   std::string diff_ref;        // --diff: report what changed since the merge base with this
   std::string baseline;        // --baseline: a JSON or SARIF report of known findings
   std::string write_baseline;  // --write-baseline: record every finding here
+  std::string list_parsed;     // --list-parsed: the files parsed this run (bench/run's parser floor)
   bool fix = false;
   bool unsafe_fixes = false;
   bool dry_run = false;
@@ -301,6 +302,15 @@ int run_check_command(const CheckArgs& args) {
                  args.write_baseline);
   }
 
+  if (!args.list_parsed.empty()) {
+    std::string listing;
+    for (const auto& p : result.parsed_files)
+      listing +=
+          fmt::format("{}\t{}\t{}\t{}\n", p.cpp ? "cpp" : "python", p.parses, p.bytes, p.path.string());
+    std::string error;
+    if (!kvlint::write_output_file(args.list_parsed, listing, error))
+      throw UsageError(fmt::format("--list-parsed: {}", error));
+  }
   emit_report(args.output, kvlint::render_report(result, format, report_options));
 
   if (args.exit_zero || write_baseline) return kExitClean;
@@ -498,6 +508,10 @@ int main(int argc, char** argv) {
   check
       ->add_option("--baseline", check_args.baseline,
                    "Report only findings not in FILE (a kvlint JSON or SARIF report)")
+      ->type_name("FILE");
+  check
+      ->add_option("--list-parsed", check_args.list_parsed,
+                   "Write the files parsed this run to FILE: language, parses, bytes, path (tab-separated)")
       ->type_name("FILE");
   check
       ->add_option("--write-baseline", check_args.write_baseline,

@@ -63,6 +63,8 @@ struct FileState {
   std::optional<facts::FileFacts> facts;  // set once analysed
   std::vector<Diagnostic> analysis_diagnostics;
   bool parsed = false;                       // went through the front end at least once this run
+  unsigned parses = 0;                       // times it went through the front end this run
+  std::size_t parsed_bytes = 0;              // the bytes it was parsed from
   bool anchor_hit = false;                   // the prefilter: contains a vocabulary anchor
   bool is_cpp = false;                       // analysed by the C++ front end
   bool analysis_failed = false;              // the C++ front end could not analyse it at all
@@ -131,12 +133,6 @@ std::vector<std::string> cpp_prefilter_anchors(const facts::Vocabulary& v) {
   for (const auto& allocator : v.cpp.tensor_allocators)
     for (const char* ns : {"torch::", "at::"}) anchors.push_back(ns + allocator + "(");
   return anchors;
-}
-
-bool contains_any(std::string_view content, const std::vector<std::string>& needles) {
-  return std::any_of(needles.begin(), needles.end(), [&](const std::string& n) {
-    return !n.empty() && ::memmem(content.data(), content.size(), n.data(), n.size()) != nullptr;
-  });
 }
 
 // Plain code that sizes rows from a lifetime (KV204) names no protocol anchor: a function
@@ -473,10 +469,13 @@ class ProjectRun {
   // Those of `indices` whose bytes contain one of `needles`, in order.
   std::vector<std::size_t> containing_any(const std::vector<std::size_t>& indices,
                                           const std::vector<std::string>& needles) {
+    // One sampled pass per file for all needles (class names times three spellings), not
+    // one memmem per needle: a pre-commit run searched every unanalysed file this way.
+    const NeedleSearch search(needles);
     std::vector<char> hit(files_.size(), 0);
     parallel_over(indices, [&](std::size_t i) {
       const std::optional<std::string> content = reread(files_[i]);
-      hit[i] = content && contains_any(*content, needles);
+      hit[i] = content && search.found_in(*content);
     });
     std::vector<std::size_t> out;
     for (std::size_t i : indices)
@@ -540,6 +539,8 @@ class ProjectRun {
         analysis.diagnostics.push_back(std::move(d));
       }
       bytes_parsed_.fetch_add(content->size(), std::memory_order_relaxed);
+      ++state.parses;
+      state.parsed_bytes = content->size();
       if (cache_) cache_->store(key, state.file.absolute.string(), analysis);
       state.facts = std::move(analysis.facts);
       state.analysis_diagnostics = std::move(analysis.diagnostics);
@@ -614,6 +615,8 @@ class ProjectRun {
         analysis.dependencies.push_back({included.path, included.content_hash});
       for (const auto& absent : cpp.absent) analysis.dependencies.push_back({absent, std::nullopt});
       bytes_parsed_.fetch_add(content->size(), std::memory_order_relaxed);
+      ++state.parses;
+      state.parsed_bytes = content->size();
       Diagnostic d;
       d.path = state.file.display;
       for (const auto& problem : analysis.facts.parse_problems) {  // the walk's budget
@@ -819,6 +822,8 @@ class ProjectRun {
       if (!changed) break;
     }
     result_.stats.bytes_parsed = bytes_parsed_.load();
+    for (const auto& f : files_)
+      if (f.parses > 0) result_.parsed_files.push_back({f.file.absolute, f.is_cpp, f.parsed_bytes, f.parses});
     for (const auto& f : files_) {
       if (!f.readable || !is_reported(f)) continue;
       if (f.analysis_failed) {
@@ -1072,6 +1077,7 @@ CheckResult run_check(const CheckOptions& options) {
     for (auto& f : part.findings) result.findings.push_back(std::move(f));
     for (auto& d : part.diagnostics) result.diagnostics.push_back(std::move(d));
     for (auto& detail : part.details) result.details.push_back(std::move(detail));
+    for (auto& parsed : part.parsed_files) result.parsed_files.push_back(std::move(parsed));
     result.suppressed += part.suppressed;
     result.stats.files_parsed += part.stats.files_parsed;
     result.stats.files_cached += part.stats.files_cached;

@@ -59,6 +59,15 @@ struct CheckStats {
   std::size_t files_failed = 0;
 };
 
+// One file handed to a front end this run, with how many times (a widening round can parse a
+// file again): what bench/run's parser floor re-parses.
+struct ParsedFile {
+  std::filesystem::path path;  // absolute
+  bool cpp = false;            // the C++ front end; else tree-sitter-python
+  std::size_t bytes = 0;
+  unsigned parses = 0;
+};
+
 struct CheckResult {
   std::vector<Finding> findings;        // sorted: path, line, column, code
   std::vector<Diagnostic> diagnostics;  // sorted: path, line
@@ -70,6 +79,7 @@ struct CheckResult {
   // XXH3-64 of the content each reported file was analysed from (display path -> hash),
   // so `--fix` can skip a file that changed since.
   std::map<std::string, std::uint64_t> content_hashes;
+  std::vector<ParsedFile> parsed_files;  // every file parsed this run (not cached, not skipped)
 };
 
 // The tool version (also part of every cache key); CMake sets it from project(VERSION).
