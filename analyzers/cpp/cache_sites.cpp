@@ -120,6 +120,39 @@ bool is_map_member(const FieldDecl* field) {
   return name.find("map") != std::string::npos || name.find("dict") != std::string::npos;
 }
 
+// A stored value's type as declared: a class by its simple name (`Tensor`, `LayerKV`),
+// anything else as written (`int8_t*`); "Tensor" when it is not known (a dependent type).
+std::string stored_type(const Context& cx, QualType type) {
+  if (type.isNull() || type->isDependentType()) return "Tensor";
+  type = type.getNonReferenceType();
+  if (const CXXRecordDecl* record = type->getAsCXXRecordDecl(); record && record->getIdentifier())
+    return record->getName().str();
+  PrintingPolicy policy(cx.ast.getLangOpts());
+  policy.SuppressTagKeyword = true;
+  std::string text = type.getUnqualifiedType().getAsString(policy);
+  for (std::size_t at = text.find(" *"); at != std::string::npos; at = text.find(" *", at)) text.erase(at, 1);
+  return text;
+}
+
+// What a container holds, as its declaration spells it (`std::vector<int8_t*>`: `int8_t*`; a
+// map's mapped type).
+std::string element_type(const Context& cx, QualType container, bool keyed) {
+  container = container.getNonReferenceType();
+  if (container->isPointerType()) container = container->getPointeeType();
+  const unsigned index = keyed ? 1 : 0;
+  QualType element;
+  if (const auto* spec = container->getAs<TemplateSpecializationType>()) {
+    if (spec->getNumArgs() > index && spec->getArg(index).getKind() == TemplateArgument::Type)
+      element = spec->getArg(index).getAsType();
+  } else if (const auto* record =
+                 dyn_cast_or_null<ClassTemplateSpecializationDecl>(container->getAsCXXRecordDecl())) {
+    const TemplateArgumentList& args = record->getTemplateArgs();
+    if (args.size() > index && args[index].getKind() == TemplateArgument::Type)
+      element = args[index].getAsType();
+  }
+  return stored_type(cx, element);
+}
+
 bool is_container_insert(std::string_view method) {
   return method == "push_back" || method == "emplace_back" || method == "push_front" || method == "emplace" ||
          method == "try_emplace" || method == "insert" || method == "insert_or_assign";
@@ -469,7 +502,9 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
     where.retained_as = "self." + where.member;
     where.key = key;
     where.kv = true;
-    cx.out.cache_sites.push_back(make_site(cx, &function, s, "Tensor", "operator[]", where));
+    facts::CacheSite site = make_site(cx, &function, s, stored_type(cx, lhs->getType()), "operator[]", where);
+    site.stores_existing = true;
+    cx.out.cache_sites.push_back(std::move(site));
     return true;
   };
   auto scan = [&](const Stmt* root) {
@@ -541,7 +576,12 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
         where.retained_as = callee.substr(0, dot);
         where.kv = true;
         if (is_keyed_insert(method) && call->getNumArgs() >= 1) where.key = call->getArg(0);
-        facts::CacheSite site = make_site(cx, &function, call, "Tensor", method, where);
+        const std::string element =
+            member_call ? element_type(cx, member_call->getImplicitObjectArgument()->getType(),
+                                       is_keyed_insert(method))
+                        : std::string("Tensor");
+        facts::CacheSite site = make_site(cx, &function, call, element, method, where);
+        site.stores_existing = true;
         cx.out.cache_sites.push_back(std::move(site));
         return;
       }

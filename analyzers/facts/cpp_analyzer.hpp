@@ -60,7 +60,7 @@ struct CppAnalysis {
   // False: degraded mode (missing headers or errors; names matched as spelled).
   bool full_types = false;
   std::vector<std::string> missing_headers;  // as written in #include, first few
-  std::size_t errors = 0;                    // compiler errors (suppressed in degraded mode)
+  std::size_t errors = 0;                    // compiler errors (degraded mode reports syntax_errors only)
   std::string first_error;                   // "file.cpp:3:9: unknown type name 'Foo'"
   // Parse and lexical errors in the file itself, on lines no earlier error explains: a syntax
   // error of its own, which degraded mode reports rather than suppresses.

@@ -119,6 +119,10 @@ struct CacheSite {
   // the callers that ask (KV102), not to this class.
   bool caller_requested = false;
   bool inside_graph_capture = false;  // lexically inside `with torch.cuda.graph(...)`
+  // Nothing is constructed here: a value made elsewhere is stored into the container
+  // (C++ `caches_.push_back(slice)`, `caches_[id] = std::move(state)`), and cache_class is the
+  // stored element's type as declared (`Tensor`, `int8_t*`).
+  bool stores_existing = false;
 };
 
 // A call that makes transformers build a cache behind it.

@@ -282,7 +282,8 @@ json to_json(const FileFacts& f) {
                      {"container_key", w.opt_expr(s.container_key)},
                      {"guards", w.guards(s.guards)},
                      {"caller_requested", s.caller_requested},
-                     {"inside_graph_capture", s.inside_graph_capture}});
+                     {"inside_graph_capture", s.inside_graph_capture},
+                     {"stores_existing", s.stores_existing}});
 
   json& implicit = j["implicit_caches"] = json::array();
   for (const auto& s : f.implicit_caches)
@@ -460,6 +461,7 @@ FileFacts file_facts_from_json(const json& j) {
     site.guards = r.guards(s.at("guards"));
     site.caller_requested = s.at("caller_requested").get<bool>();
     site.inside_graph_capture = s.at("inside_graph_capture").get<bool>();
+    site.stores_existing = s.at("stores_existing").get<bool>();
     f.cache_sites.push_back(std::move(site));
   }
 

@@ -50,6 +50,14 @@ std::string quoted(std::string_view text) {
   return fmt::format("`{}`", text);
 }
 
+std::string describe_construction(const facts::CacheSite& site, std::string_view verb) {
+  if (!site.stores_existing) return fmt::format("{} a `{}`", verb, site.cache_class);
+  const char first = site.cache_class.empty() ? 'x' : site.cache_class.front();
+  const bool vowel = first == 'a' || first == 'e' || first == 'i' || first == 'o' || first == 'A' ||
+                     first == 'E' || first == 'I' || first == 'O';
+  return fmt::format("stores {} `{}`", vowel ? "an" : "a", site.cache_class);
+}
+
 std::string describe_retention(const facts::CacheSite& site, const Spelling& spelling) {
   using R = facts::Retention;
   const std::string as = spelling.code(site.retained_as);

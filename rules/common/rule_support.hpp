@@ -30,6 +30,10 @@ class Spelling;
 // `self._caches`", "keeps one as `self.cache`" (C++: "`cache_`"), "builds one per call".
 std::string describe_retention(const facts::CacheSite& site, const Spelling& spelling);
 
+// What a site does, for messages: "constructs a `DynamicCache`" (with the verb given:
+// "constructs", "builds"), or "stores an `int8_t*`" where it stores a value made elsewhere.
+std::string describe_construction(const facts::CacheSite& site, std::string_view verb);
+
 // A guard as a reviewer reads it: "`if self.async_chunk`", "`else` of `if self.x`",
 // "`if self.async_chunk` in its callers".
 std::string describe_guard(const facts::Guard& guard);

@@ -151,10 +151,10 @@ class Check final : public Rule {
     }
     std::string holders;
     for (std::size_t i = 0; i < holder_notes.size(); ++i) holders += "; " + holder_notes[i];
-    f.message = fmt::format(
-        "`{}` constructs a `{}`{} (line {}) and {}, but no `{}` declaration covers `{}`: {}{}",
-        site.owner_class, site.cache_class, method, site.loc.line, rules::describe_retention(site, spelling),
-        rules::declaration_name(project), site.owner_class, fix, holders);
+    f.message = fmt::format("`{}` {}{} (line {}) and {}, but no `{}` declaration covers `{}`: {}{}",
+                            site.owner_class, rules::describe_construction(site, "constructs"), method,
+                            site.loc.line, rules::describe_retention(site, spelling),
+                            rules::declaration_name(project), site.owner_class, fix, holders);
     if (const facts::Guard* g = rules::owner_state_guard(site.guards, rules::retained_attribute(site)))
       f.related.push_back(
           rules::related(g->condition.loc, fmt::format("built only under {}", rules::describe_guard(*g))));

@@ -183,7 +183,7 @@ class Check final : public Rule {
     std::string what;
     switch (w.kind) {
       case facts::KvWrite::Kind::BuildsCache:
-        what = fmt::format("builds a `{}`", w.cache_site->cache_class);
+        what = rules::describe_construction(*w.cache_site, "builds");
         break;
       case facts::KvWrite::Kind::ImplicitCache:
         what = fmt::format("calls `{}` with `use_cache=True`", spelling.code(w.callee));

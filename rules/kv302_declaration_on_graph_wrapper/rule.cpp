@@ -229,7 +229,7 @@ class Check final : public Rule {
     };
     for (const facts::CacheSite* s : project.cache_sites_of(cls))
       if (!s->inside_graph_capture && !s->caller_requested && !reads(s->guards))
-        return std::make_pair(s->loc, fmt::format("builds a `{}`", s->cache_class));
+        return std::make_pair(s->loc, rules::describe_construction(*s, "builds"));
     for (const facts::ImplicitCacheSite* s : project.implicit_caches_of(cls))
       if (!reads(s->guards))
         return std::make_pair(s->loc, fmt::format("builds the cache behind `{}(...)`", s->callee));

@@ -503,6 +503,53 @@ struct Decoder : torch::nn::Module {
   EXPECT_EQ(slurp(dir.path() / "good.cpp"), fixed);
 }
 
+// A binding file casts data_ptr() to the CUDA element types (`(__half*)`, `(half2*)`) with
+// torch and the project's kernel header missing: degraded mode reads the casts as casts both
+// where no CUDA toolkit is installed (the built-in declarations) and where one is (a stand-in
+// toolkit on the include path here, whose own headers then declare `__half`: the built-in
+// ones would clash with them). Before, the toolkit's presence turned each cast into a
+// "syntax error" (DeepSpeed's quantization, random_ltd and spatial bindings).
+TEST(CppFrontEnd, ACastToACudaTypeIsACastWithOrWithoutACudaToolkit) {
+  const std::string binding = R"src(#include <torch/extension.h>
+#include "kernels.h"
+class DecodeContext {
+ public:
+  DecodeContext(int64_t heads, int64_t max_positions, int64_t head_dim) {
+    k_cache_ = torch::empty({max_positions, heads, head_dim}, torch::kHalf);
+  }
+  void append(const torch::Tensor& k, int64_t position) {
+    launch_append((__half*)k_cache_.data_ptr(), (const __half*)k.data_ptr(), (int)position,
+                  at::cuda::getCurrentCUDAStream());
+    launch_rotary((half2*)k_cache_.data_ptr(), (int)position);
+  }
+ private:
+  torch::Tensor k_cache_;
+};
+)src";
+  for (const bool toolkit : {false, true}) {
+    TempDir dir;
+    dir.write("csrc/decoding/pt_binding.cpp", binding);
+    if (toolkit) {
+      dir.write("kvlint.toml", "[cpp]\ninclude-dirs = [\"toolkit/include\"]\n");
+      dir.write("toolkit/include/cuda_runtime_api.h",
+                "#pragma once\ntypedef struct CUstream_st* cudaStream_t;\n");
+      dir.write("toolkit/include/cuda_fp16.h",
+                "#pragma once\nstruct __half { unsigned short __x; };\nstruct __half2 { __half x, y; };\n"
+                "typedef __half half;\ntypedef __half2 half2;\n");
+      for (const char* name : {"cuda_bf16.h", "cuda_fp8.h", "cublas_v2.h", "cublasLt.h"})
+        dir.write(std::string("toolkit/include/") + name, "#pragma once\n");
+    } else {
+      dir.write("kvlint.toml", "");
+    }
+    const CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "csrc"});
+    const json r = report(run);
+    EXPECT_TRUE(has(diagnostic_kinds(r, "pt_binding.cpp"), "degraded")) << toolkit << run.out;
+    EXPECT_FALSE(has(diagnostic_kinds(r, "pt_binding.cpp"), "compile-error")) << toolkit << run.out;
+    EXPECT_EQ(codes_at(r, "csrc/decoding/pt_binding.cpp"), std::vector<std::string>{"KV101"})
+        << toolkit << run.out;
+  }
+}
+
 TEST(CppFrontEnd, AMixedTreeIsOneRunAndOneReport) {
   TempDir dir;
   dir.write("model.py",

@@ -460,6 +460,10 @@ TEST(FrontendJson, ExactRoundTrip) {
   EXPECT_EQ(back.suppressions[1].malformed, f.suppressions[1].malformed);
   // Through text, as the per-file cache stores it.
   EXPECT_EQ(facts::to_json(facts::file_facts_from_json(nlohmann::json::parse(j.dump()))), j);
+  // A C++ growth site's flag (no Python site sets it) survives the trip.
+  facts::FileFacts grown = f;
+  grown.cache_sites[0].stores_existing = true;
+  EXPECT_TRUE(facts::file_facts_from_json(facts::to_json(grown)).cache_sites[0].stores_existing);
 }
 
 TEST(FrontendJson, RejectsWrongVersionAndBadEnums) {
