@@ -20,9 +20,10 @@
 namespace kvlint::facts {
 
 // Bump when anything below changes shape.
-inline constexpr int kCppAnalyzerAbi = 6;  // 3: ClassFact::qualified_name, out_of_line; 4: CppAnalysis
+inline constexpr int kCppAnalyzerAbi = 7;  // 3: ClassFact::qualified_name, out_of_line; 4: CppAnalysis
                                            // dependencies, work budget; 5: CppAnalysis syntax errors;
-                                           // 6: CallFact::kv_read_only (in CppAnalysis's facts)
+                                           // 6: CallFact::kv_read_only (in CppAnalysis's facts);
+                                           // 7: Guard::given, CallFact::passes, CacheSite::stores_existing
 
 // Where a file's compile command comes from, per project.
 struct CppProjectSettings {

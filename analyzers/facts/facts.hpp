@@ -89,6 +89,11 @@ struct Guard {
   std::vector<std::string> self_attributes;  // "async_chunk" for `self.async_chunk`, "cfg.streaming" for `self.cfg.streaming`
   std::vector<std::string> parameters;       // parameters of the enclosing function that it reads
   std::vector<std::string> calls;            // dotted callees: "torch.cuda.is_available"
+  // Parameters and `self.` attributes (dotted as read: "caches", "self.decoder._graph_wrapper")
+  // that the condition, where the guard holds, needs to be set (not None): `caches is not None`,
+  // `caches` or `"k" in caches` as the condition; `caches is None` when negated (else arm, early
+  // return); through `and` / `or` / `not`, and `getattr(obj, "x", None)` for `obj.x`.
+  std::vector<std::string> given;
 };
 
 // How a constructed object is kept.
@@ -326,6 +331,18 @@ struct BaseClass {
   std::string resolved;  // "torch.nn.Module" (through imports); equal to written when not imported
 };
 
+// One call of another object's method as written (`self.decoder.decode(x, caches=states)`):
+// what it passes and the conditions it runs under, so rules can tell which keywords a holder
+// passes under which gates.
+struct CallPass {
+  Location loc;
+  uint32_t positionals = 0;           // positional arguments before any `*` splat
+  std::vector<std::string> keywords;  // keywords passed, those given a literal `None` left out
+  bool unpacked = false;              // a `*args` / `**kwargs` splat: it may pass any parameter
+  std::vector<Guard> guards;          // if / else / early return / ternary, innermost first
+};
+inline constexpr std::size_t kMaxCallPasses = 8;
+
 // A call made in a function's body (nested functions included), so rules can
 // follow captured code into what it runs. Recorded for callees rooted at `self`,
 // `cls` or a parameter, bare names, and `Class.method`; any callee when the call
@@ -345,6 +362,10 @@ struct CallFact {
   // C++: every call to it that touches a K/V member only reads it (`k_cache_.sum()`,
   // `torch::matmul(q, k_cache_)`); a read in captured code still keeps the cache resident.
   bool kv_read_only = false;
+  // For a call into another object (`self.decoder.decode`, `model.step`, `self.decoder(...)`,
+  // `decoder.decode` after `decoder = self.decoder`; Python): each call of it in the function,
+  // in source order, at most kMaxCallPasses.
+  std::vector<CallPass> passes;
 };
 
 struct MethodFact {

@@ -163,22 +163,36 @@ struct Writer {
                        {"writes_kv", c.writes_kv},
                        {"kv_read_only", c.kv_read_only},
                        {"guards", guards(c.guards)},
-                       {"args", args(c.args)}});
+                       {"args", args(c.args)},
+                       {"passes", passes(c.passes)}});
     return {{"name", m.name},
             {"loc", loc(m.loc)},
             {"parameters", m.parameters},
             {"parameter_types", m.parameter_types},
             {"calls", calls}};
   }
+  json passes(const std::vector<CallPass>& list) const {
+    json a = json::array();
+    for (const auto& p : list)
+      a.push_back({{"loc", loc(p.loc)},
+                   {"positionals", p.positionals},
+                   {"keywords", p.keywords},
+                   {"unpacked", p.unpacked},
+                   {"guards", guards(p.guards)}});
+    return a;
+  }
   json guards(const std::vector<Guard>& list) const {
     json a = json::array();
-    for (const auto& g : list)
-      a.push_back({{"origin", enum_name(g.origin, kGuardOrigins)},
-                   {"negated", g.negated},
-                   {"condition", expr(g.condition)},
-                   {"self_attributes", g.self_attributes},
-                   {"parameters", g.parameters},
-                   {"calls", g.calls}});
+    for (const auto& g : list) {
+      json j{{"origin", enum_name(g.origin, kGuardOrigins)},
+             {"negated", g.negated},
+             {"condition", expr(g.condition)},
+             {"self_attributes", g.self_attributes},
+             {"parameters", g.parameters},
+             {"calls", g.calls}};
+      if (!g.given.empty()) j["given"] = g.given;
+      a.push_back(std::move(j));
+    }
     return a;
   }
 };
@@ -217,8 +231,17 @@ struct Reader {
     m.parameter_types = j.at("parameter_types").get<std::vector<std::string>>();
     for (const auto& c : j.at("calls"))
       m.calls.push_back({c.at("callee").get<std::string>(), loc(c.at("loc")), c.at("writes_kv").get<bool>(),
-                         guards(c.at("guards")), args(c.at("args")), c.at("kv_read_only").get<bool>()});
+                         guards(c.at("guards")), args(c.at("args")), c.at("kv_read_only").get<bool>(),
+                         passes(c.at("passes"))});
     return m;
+  }
+  std::vector<CallPass> passes(const json& j) const {
+    std::vector<CallPass> out;
+    for (const auto& p : j)
+      out.push_back({loc(p.at("loc")), p.at("positionals").get<uint32_t>(),
+                     p.at("keywords").get<std::vector<std::string>>(), p.at("unpacked").get<bool>(),
+                     guards(p.at("guards"))});
+    return out;
   }
   std::vector<Guard> guards(const json& j) const {
     std::vector<Guard> out;
@@ -230,6 +253,7 @@ struct Reader {
       guard.self_attributes = g.at("self_attributes").get<std::vector<std::string>>();
       guard.parameters = g.at("parameters").get<std::vector<std::string>>();
       guard.calls = g.at("calls").get<std::vector<std::string>>();
+      if (g.contains("given")) guard.given = g.at("given").get<std::vector<std::string>>();
       out.push_back(std::move(guard));
     }
     return out;
@@ -517,7 +541,8 @@ FileFacts file_facts_from_json(const json& j) {
           {fw.at("via_attribute").get<std::string>(), r.loc(fw.at("loc")), r.guards(fw.at("guards"))});
     decl.returns_empty_somewhere = d.at("returns_empty_somewhere").get<bool>();
     for (const auto& l : d.at("local_assignments"))
-      decl.local_assignments.push_back({l.at("name").get<std::string>(), r.expr(l.at("value")), r.loc(l.at("loc"))});
+      decl.local_assignments.push_back(
+          {l.at("name").get<std::string>(), r.expr(l.at("value")), r.loc(l.at("loc"))});
     f.declarations.push_back(std::move(decl));
   }
 
@@ -549,9 +574,9 @@ FileFacts file_facts_from_json(const json& j) {
         {c.at("owner_class").get<std::string>(), c.at("name").get<std::string>(), r.expr(c.at("value"))});
 
   for (const auto& a : j.at("attribute_assignments"))
-    f.attribute_assignments.push_back({a.at("owner_class").get<std::string>(), a.at("method").get<std::string>(),
-                                       a.at("attribute").get<std::string>(), r.expr(a.at("value")),
-                                       r.loc(a.at("loc"))});
+    f.attribute_assignments.push_back(
+        {a.at("owner_class").get<std::string>(), a.at("method").get<std::string>(),
+         a.at("attribute").get<std::string>(), r.expr(a.at("value")), r.loc(a.at("loc"))});
 
   for (const auto& a : j.at("reverse_assignments"))
     f.reverse_assignments.push_back({a.at("owner_class").get<std::string>(),

@@ -17,7 +17,9 @@ namespace kvlint::facts {
 // 8: the file's language.
 // 9: C++ classes' qualified name and out-of-line entries.
 // 10: reverse assignments, getattr reads in names, calls' arguments; calls' kv_read_only.
-inline constexpr int kFactsJsonVersion = 11;
+// 11: guards' given names, calls' passes (keywords and guards of each call into an object).
+// 12: cache sites' stores_existing (a value pushed into a K/V container, not constructed).
+inline constexpr int kFactsJsonVersion = 12;
 
 nlohmann::json to_json(const FileFacts& facts);
 // Throws nlohmann::json::exception (or std::invalid_argument for an unknown

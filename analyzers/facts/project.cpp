@@ -53,6 +53,23 @@ bool module_matches(std::string_view module_name, std::string_view prefix) {
   return ends_with_component(module_name, prefix);
 }
 
+// An absolute dotted prefix (`transformers.models.whisper.modeling_whisper`) may name a Python
+// module of the project: the module itself, a package above it (a re-export), or either seen
+// from a project root inside the package (`model_executor.models.x` for
+// `vllm_omni.model_executor.models.x`). A prefix none of whose tails starts the module's name
+// is another package's, a third-party library's: its class is not this one, whatever its name.
+bool may_be_module(std::string_view module_name, std::string_view prefix) {
+  if (module_name.empty() || prefix.empty()) return true;  // nothing known to contradict it
+  if (ends_with_component(module_name, prefix)) return true;
+  for (std::string_view tail = prefix;;) {
+    if (module_name == tail || (module_name.starts_with(tail) && module_name[tail.size()] == '.'))
+      return true;
+    const auto dot = tail.find('.');
+    if (dot == std::string_view::npos) return false;
+    tail.remove_prefix(dot + 1);
+  }
+}
+
 }  // namespace
 
 struct Project::Index {
@@ -238,10 +255,18 @@ ClassRef Project::find_class(std::string_view name, const FileFacts* from) const
   }
   auto it = index_->by_simple_name.find(std::string(simple));
   if (it == index_->by_simple_name.end()) return {};
-  const auto& candidates = it->second;
-  if (candidates.size() == 1) return candidates.front();
   std::string_view prefix = name.substr(0, name.size() - simple.size());
   if (prefix.ends_with('.')) prefix.remove_suffix(1);
+  // A Python name imported from another package (`transformers...WhisperEncoder`) is not a
+  // project class that happens to share its simple name (a `WhisperEncoder` helper elsewhere).
+  std::vector<ClassRef> plausible;
+  const bool absolute = !prefix.empty() && !name.starts_with('.');
+  for (const auto& c : it->second)
+    if (!absolute || c.file->language != Language::Python || may_be_module(c.file->module_name, prefix))
+      plausible.push_back(c);
+  const auto& candidates = plausible;
+  if (candidates.empty()) return {};
+  if (candidates.size() == 1) return candidates.front();
   for (const auto& c : candidates)
     if (module_matches(c.file->module_name, prefix)) return c;
   // Ambiguous: prefer a candidate in the same directory tree as `from`.
@@ -362,7 +387,7 @@ std::vector<Cover> Project::coverage(ClassRef cls) const {
     for (const Holder& h : holders(cur)) {
       for (const Cover& c : inherited_declarations(h.holder)) {
         bool forwards = std::any_of(c.declaration->forwards.begin(), c.declaration->forwards.end(),
-            [&](const Forward& f) { return f.via_attribute == h.hop->attribute; });
+                                    [&](const Forward& f) { return f.via_attribute == h.hop->attribute; });
         if (forwards && depth == 0) {
           out.push_back(Cover{Cover::How::ForwardedByHolder, c.file, c.declaration, c.declarer, h.hop});
         } else if (!c.declaration->specs.empty()) {
@@ -834,7 +859,7 @@ std::vector<std::string> Project::cache_subclasses() const {
     const std::string& name = c.cls->name;
     bool vocabulary_class =
         name == "Cache" || std::find(vocabulary_.cache_classes.begin(), vocabulary_.cache_classes.end(),
-                                                         name) != vocabulary_.cache_classes.end();
+                                     name) != vocabulary_.cache_classes.end();
     if (!vocabulary_class && is_cache_class(c)) out.push_back(name);
   }
   std::sort(out.begin(), out.end());

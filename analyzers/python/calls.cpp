@@ -50,7 +50,14 @@ bool FileWalker::writes_kv_call(TSNode call) {
 void FileWalker::record_call(TSNode call, TSNode fn, bool writes_kv) {
   facts::MethodFact* method = current_method_fact();
   if (!method) return;
-  const std::string callee = strip_spaces(text(fn));
+  std::string callee = strip_spaces(text(fn));
+  {
+    // `decoder = self.decoder` then `decoder.decode(...)`: a call into `self.decoder`.
+    const std::string_view written_root = std::string_view(callee).substr(0, callee.find('.'));
+    if (written_root.size() != callee.size() && written_root != "self" && !is_param(written_root))
+      if (std::string attribute = self_attribute_alias(written_root, call); !attribute.empty())
+        callee = "self." + attribute + callee.substr(written_root.size());
+  }
   const std::string_view root = std::string_view(callee).substr(0, callee.find('.'));
   const bool bare = root.size() == callee.size();
   const bool followable = root == "self" || root == "cls" || is_param(root) ||
@@ -62,6 +69,9 @@ void FileWalker::record_call(TSNode call, TSNode fn, bool writes_kv) {
   const bool into_object =
       (root == "self" && std::count(callee.begin(), callee.end(), '.') >= 2) || (!bare && is_param(root));
   const bool function = bare && followable;
+  // What each call passes, for calls that may go into another object: `self.decoder.decode(...)`,
+  // `model.step(...)`, and `self.decoder(...)` (a held module called directly).
+  const bool passes = into_object || (root == "self" && !bare);
   for (auto& existing : method->calls) {
     if (existing.callee != callee) continue;
     if (writes_kv && !existing.writes_kv) {
@@ -70,16 +80,57 @@ void FileWalker::record_call(TSNode call, TSNode fn, bool writes_kv) {
     }
     if ((into_object || function) && !existing.guards.empty() && active_guard_refs(true).empty())
       existing.guards.clear();
+    if (passes && existing.passes.size() < facts::kMaxCallPasses) existing.passes.push_back(call_pass(call));
     return;
   }
   if (method->calls.size() >= kMaxCallsPerFunction) return;
-  facts::CallFact fact{callee, loc(call), writes_kv, {}, {}};
+  facts::CallFact fact{callee, loc(call), writes_kv, {}, {}, false, {}};
   if (into_object || function)
     for (const auto& ref : active_guard_refs(true)) fact.guards.push_back(materialize(ref));
   if (function)
     for (auto& a : args_of(call))
       if (a.value.literal != facts::LiteralKind::String) fact.args.push_back(std::move(a));
+  if (passes) fact.passes.push_back(call_pass(call));
   method->calls.push_back(std::move(fact));
+}
+
+// The attribute of self a local was last bound to before `at` (`decoder = self.decoder`), when
+// that binding is a plain `self.<attr>`; else empty.
+std::string FileWalker::self_attribute_alias(std::string_view local, TSNode at) {
+  Frame* func = function_frame();
+  if (!func) return {};
+  std::optional<TSNode> bound;
+  for (const auto& [name, value] : func->local_values)
+    if (name == local && ts_node_start_byte(value) < ts_node_start_byte(at)) bound = value;
+  if (!bound) return {};
+  TSNode value = unwrap_parens(*bound);
+  if (!is_self_attribute(value)) return {};
+  return std::string(text(field(value, g_.f_attribute)));
+}
+
+facts::CallPass FileWalker::call_pass(TSNode call) {
+  facts::CallPass pass;
+  pass.loc = loc(call);
+  TSNode args = field(call, g_.f_arguments);
+  if (!ts_node_is_null(args) && sym(args) == Sym::ArgumentList)
+    for_each_named_child(aux_, args, [&](TSNode a, TSFieldId) {
+      switch (sym(a)) {
+        case Sym::KeywordArgument:
+          if (sym(unwrap_parens(field(a, g_.f_value))) != Sym::None)
+            pass.keywords.emplace_back(text(field(a, g_.f_name)));
+          break;
+        case Sym::ListSplat:
+        case Sym::DictionarySplat:
+          pass.unpacked = true;
+          break;
+        default:
+          if (!pass.unpacked) ++pass.positionals;
+          break;
+      }
+      return true;
+    });
+  for (const auto& ref : active_guard_refs(true)) pass.guards.push_back(materialize(ref));
+  return pass;
 }
 
 // `self.<attribute> = <not None>` as the statement itself, or inside a `with` / `try`

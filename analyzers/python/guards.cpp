@@ -59,7 +59,109 @@ Guard FileWalker::materialize(const GuardRef& ref, std::optional<Guard::Origin> 
         g.parameters.emplace_back(head);
     }
   }
+  if (!g.self_attributes.empty() || !g.parameters.empty())
+    g.given = given_when(ref.condition, !ref.negated, params, 0);
   return g;
+}
+
+// A parameter or a `self.` attribute chain as written (`caches`, `self.decoder._graph_wrapper`),
+// also read through `getattr(obj, "x", None)`; empty for anything else.
+std::string FileWalker::given_operand(TSNode n, const Params* params) {
+  n = unwrap_parens(n);
+  if (sym(n) == Sym::Call) {
+    TSNode fn = field(n, g_.f_function);
+    if (sym(fn) != Sym::Identifier || text(fn) != "getattr") return {};
+    n = unwrap_parens(n);
+    std::string read = attribute_read_by_getattr(n);
+    const std::string_view head = std::string_view(read).substr(0, read.find('.'));
+    if (read.empty() ||
+        (head != "self" && !(params && std::find(params->begin(), params->end(), head) != params->end())))
+      return {};
+    return read;
+  }
+  if (!is_dotted(n)) return {};
+  std::string name = strip_spaces(text(n));
+  const std::string_view head = std::string_view(name).substr(0, name.find('.'));
+  if (head == "self") return name.size() > 5 ? name : std::string();
+  if (params && std::find(params->begin(), params->end(), head) != params->end()) return name;
+  return {};
+}
+
+// A parameter an expression reads through (`caches.get(...)`, `caches[k]`, `caches.x`): its
+// evaluation fails unless the parameter is set.
+std::string FileWalker::dereferenced_parameter(TSNode n, const Params* params) {
+  n = unwrap_parens(n);
+  TSNode object{};
+  if (sym(n) == Sym::Call) {
+    TSNode fn = field(n, g_.f_function);
+    if (sym(fn) == Sym::Attribute) object = field(fn, g_.f_object);
+  } else if (sym(n) == Sym::Attribute) {
+    object = field(n, g_.f_object);
+  } else if (sym(n) == Sym::Subscript) {
+    object = field(n, g_.f_value);
+  }
+  object = unwrap_parens(object);
+  if (ts_node_is_null(object) || sym(object) != Sym::Identifier || !params) return {};
+  const std::string_view name = text(object);
+  return std::find(params->begin(), params->end(), name) != params->end() ? std::string(name) : std::string();
+}
+
+std::vector<std::string> FileWalker::given_when(TSNode n, bool holds, const Params* params, int depth) {
+  std::vector<std::string> out;
+  n = unwrap_parens(n);
+  if (ts_node_is_null(n) || depth > 8) return out;
+  spend(1);
+  auto add = [&](std::string name) {
+    if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+  };
+  switch (sym(n)) {
+    case Sym::NotOperator:
+      return given_when(field(n, g_.f_argument), !holds, params, depth + 1);
+    case Sym::BooleanOperator: {
+      const bool is_and = text(field(n, g_.f_operator)) == "and";
+      auto left = given_when(field(n, g_.f_left), holds, params, depth + 1);
+      auto right = given_when(field(n, g_.f_right), holds, params, depth + 1);
+      if (is_and == holds) {  // `a and b` holds, or `a or b` fails: both sides did
+        for (auto& r : right) add(std::move(r));
+        for (auto& l : left) add(std::move(l));
+      } else {  // either side alone may have decided it
+        for (auto& l : left)
+          if (std::find(right.begin(), right.end(), l) != right.end()) add(std::move(l));
+      }
+      return out;
+    }
+    case Sym::ComparisonOperator: {
+      std::vector<TSNode> operands;
+      std::vector<std::string_view> operators;
+      for (uint32_t i = 0, count = ts_node_child_count(n); i < count; ++i) {
+        TSNode c = ts_node_child(n, i);
+        if (ts_node_is_named(c)) {
+          if (sym(c) != Sym::Comment) operands.push_back(c);
+        } else {
+          operators.push_back(ts_node_type(c));
+        }
+      }
+      if (operands.size() != 2 || operators.size() != 1) return out;
+      const std::string_view op = operators.front();
+      for (TSNode operand : operands) add(dereferenced_parameter(operand, params));
+      if (op == "in" || op == "not in") {
+        TSNode container = unwrap_parens(operands[1]);
+        if (sym(container) == Sym::Identifier) add(given_operand(container, params));
+        return out;
+      }
+      const bool is_none_test = sym(unwrap_parens(operands[1])) == Sym::None;
+      if (!is_none_test) return out;
+      const bool equal = op == "is" || op == "==";
+      const bool not_equal = op == "is not" || op == "!=";
+      if ((equal && !holds) || (not_equal && holds)) add(given_operand(operands[0], params));
+      return out;
+    }
+    default:
+      break;
+  }
+  add(dereferenced_parameter(n, params));
+  if (holds) add(given_operand(n, params));  // truthy
+  return out;
 }
 
 void FileWalker::collect_call_texts(TSNode root, std::vector<std::string>& out) {

@@ -334,6 +334,11 @@ class FileWalker {
   std::vector<GuardRef> active_guard_refs(bool conditional_only = false) const;
   Guard materialize(const GuardRef& ref, std::optional<Guard::Origin> origin_override = std::nullopt);
   void collect_call_texts(TSNode root, std::vector<std::string>& out);
+  // Guard::given: what `condition` evaluating to `holds` needs set.
+  using Params = std::vector<std::string_view>;
+  std::vector<std::string> given_when(TSNode condition, bool holds, const Params* params, int depth);
+  std::string given_operand(TSNode n, const Params* params);
+  std::string dereferenced_parameter(TSNode n, const Params* params);
   std::vector<Guard> current_guards();
   void apply_context_guards();
   bool is_early_return(TSNode if_node);
@@ -425,6 +430,8 @@ class FileWalker {
   facts::MethodFact* current_method_fact();
   bool writes_kv_call(TSNode call);
   void record_call(TSNode call, TSNode fn, bool writes_kv);
+  facts::CallPass call_pass(TSNode call);
+  std::string self_attribute_alias(std::string_view local, TSNode at);
   bool assigns_attribute(TSNode stmt, std::string_view attribute, int depth = 0);
   bool dominated_by_assignment(TSNode node, std::string_view attribute);
   TSNode enclosing_function(TSNode node) const;

@@ -217,9 +217,12 @@ class Check final : public Rule {
     return out;
   }
 
-  // A cache the class builds on a path that does not read the wrapper attribute.
+  // A cache the class builds on a path that does not read the wrapper attribute, and that its
+  // holders do not reach only with graphs on.
   static std::optional<std::pair<facts::Location, std::string>> allocation_without(
-      const facts::Project& project, facts::ClassRef cls, const std::string& attribute) {
+      const facts::Project& project, facts::ClassRef cls, const WrapperRead& read,
+      const std::vector<Attach>& attaches) {
+    const std::string& attribute = read.attribute;
     auto reads = [&](const std::vector<facts::Guard>& guards) {
       return std::any_of(guards.begin(), guards.end(), [&](const facts::Guard& g) {
         return std::any_of(g.self_attributes.begin(), g.self_attributes.end(), [&](const std::string& a) {
@@ -228,12 +231,145 @@ class Check final : public Rule {
       });
     };
     for (const facts::CacheSite* s : project.cache_sites_of(cls))
-      if (!s->inside_graph_capture && !s->caller_requested && !reads(s->guards))
+      if (!s->inside_graph_capture && !s->caller_requested && !reads(s->guards) &&
+          !state_handed_only_with_graphs(project, cls, read, attaches, s->method, s->guards))
         return std::make_pair(s->loc, rules::describe_construction(*s, "builds"));
     for (const facts::ImplicitCacheSite* s : project.implicit_caches_of(cls))
-      if (!reads(s->guards))
+      if (!reads(s->guards) &&
+          !state_handed_only_with_graphs(project, cls, read, attaches, s->method, s->guards))
         return std::make_pair(s->loc, fmt::format("builds the cache behind `{}(...)`", s->callee));
     return std::nullopt;
+  }
+
+  // The site runs only when a parameter is set (`caches` in `if caches is None: return ...`),
+  // and every call from outside the class into the methods that reach it hands that parameter
+  // over only with graphs on: the holder decodes statelessly unless graphs were enabled. Calls
+  // from a graph wrapper count as graphs on; a holder none of whose calls is seen decides
+  // nothing here.
+  static bool state_handed_only_with_graphs(const facts::Project& project, facts::ClassRef cls,
+                                            const WrapperRead& read, const std::vector<Attach>& attaches,
+                                            const std::string& method,
+                                            const std::vector<facts::Guard>& guards) {
+    std::vector<std::string> state;
+    for (const facts::Guard& g : guards)
+      if (rules::is_branching_guard(g))
+        for (const std::string& name : g.given)
+          if (name.find('.') == std::string::npos &&
+              std::find(state.begin(), state.end(), name) == state.end())
+            state.push_back(name);
+    if (state.empty() || method.empty()) return false;
+    // The methods that reach the site, `self(...)` reaching forward.
+    std::vector<std::string> chain = project.self_callers(cls, method);
+    auto in_chain = [&](std::string_view m) {
+      return std::find(chain.begin(), chain.end(), m) != chain.end();
+    };
+    for (std::size_t i = 0; i < chain.size(); ++i) {
+      if (chain[i] != "forward" && chain[i] != "__call__") continue;
+      for (const facts::CodeRef& code : project.methods_of(cls))
+        for (const facts::CallFact& c : code.method->calls)
+          if (c.callee == "self" && !in_chain(code.method->name))
+            for (const std::string& m : project.self_callers(cls, code.method->name))
+              if (!in_chain(m)) chain.push_back(m);
+    }
+    std::vector<facts::ClassRef> lineage{cls};
+    for (facts::ClassRef a : project.ancestors(cls)) lineage.push_back(a);
+    auto ours = [&](facts::ClassRef c) {
+      return std::find(lineage.begin(), lineage.end(), c) != lineage.end();
+    };
+    rules::EagerGate gate(project);
+    for (const std::string& parameter : state) {
+      bool any = false, only_with_graphs = true;
+      auto scan = [&](const facts::CodeRef& caller) {
+        if (caller.cls && (ours(caller.cls) || rules::is_graph_wrapper(project, caller.cls))) return;
+        for (const facts::CallFact& call : caller.method->calls) {
+          if (call.passes.empty()) continue;
+          for (const facts::CodeRef& target : project.resolve_call(caller, call.callee)) {
+            if (!ours(target.cls) || !in_chain(target.method->name)) continue;
+            any = true;
+            const auto& params = target.method->parameters;
+            const auto it = std::find(params.begin(), params.end(), parameter);
+            if (it == params.end()) {  // the state comes from inside the class
+              only_with_graphs = false;
+              return;
+            }
+            const auto index = static_cast<uint32_t>(it - params.begin());
+            for (const facts::CallPass& pass : call.passes) {
+              const bool hands_state =
+                  pass.unpacked || pass.positionals > index ||
+                  std::find(pass.keywords.begin(), pass.keywords.end(), parameter) != pass.keywords.end();
+              if (hands_state && !graphs_on(project, gate, caller, pass.guards, cls, read, attaches)) {
+                only_with_graphs = false;
+                return;
+              }
+            }
+          }
+        }
+      };
+      for (facts::ClassRef c : project.classes())
+        for (const facts::CodeRef& code : project.methods_of(c))
+          if (only_with_graphs) scan(code);
+      for (const auto& file : project.files())
+        for (const auto& f : file.functions)
+          if (only_with_graphs) scan(facts::CodeRef{&file, {}, &f});
+      if (any && only_with_graphs) return true;
+    }
+    return false;
+  }
+
+  // A holder's call runs only with graphs on: it runs only when not eager, or under a condition
+  // that needs the wrapper (`self.decoder._graph_wrapper is not None`, a graph wrapper of the
+  // holder's own, or a flag the class sets only where it attaches the wrapper).
+  static bool graphs_on(const facts::Project& project, rules::EagerGate& gate, const facts::CodeRef& caller,
+                        const std::vector<facts::Guard>& guards, facts::ClassRef cls, const WrapperRead& read,
+                        const std::vector<Attach>& attaches) {
+    const std::string owner = caller.cls ? caller.cls.cls->name : std::string();
+    if (gate.judge(*caller.file, owner, caller.method->name, guards).state == rules::GateState::Gated)
+      return true;
+    if (!caller.cls) return false;
+    for (const facts::Guard& g : guards) {
+      if (!rules::is_branching_guard(g)) continue;
+      for (const std::string& name : g.given) {
+        if (!name.starts_with("self.")) continue;
+        const std::string rest = name.substr(5);
+        const auto dot = rest.find('.');
+        const std::string held = rest.substr(0, dot);
+        const facts::ClassRef target = project.attribute_class(caller.cls, held);
+        if (dot == std::string::npos) {
+          if (target && rules::is_graph_wrapper(project, target)) return true;
+          continue;
+        }
+        if (!target) continue;
+        if (!(target == cls)) {
+          const std::vector<facts::ClassRef> bases = project.ancestors(target);
+          if (std::find(bases.begin(), bases.end(), cls) == bases.end()) continue;
+        }
+        const std::string member = rest.substr(dot + 1, rest.find('.', dot + 1) - dot - 1);
+        if (member == read.attribute) return true;
+        const facts::ClassRef member_class = project.attribute_class(cls, member);
+        if (member_class && rules::is_graph_wrapper(project, member_class)) return true;
+        if (set_only_where_attached(project, cls, member, attaches)) return true;
+      }
+    }
+    return false;
+  }
+
+  // `self._cudagraph_enabled = True` only in the methods that attach the wrapper; elsewhere
+  // only falsy literals.
+  static bool set_only_where_attached(const facts::Project& project, facts::ClassRef cls,
+                                      const std::string& member, const std::vector<Attach>& attaches) {
+    bool set = false;
+    for (const facts::AttributeAssignment* a : project.attribute_assignments_of(cls, member)) {
+      const facts::Expression& v = a->value;
+      const bool falsy = v.literal == facts::LiteralKind::NoneValue ||
+                         (v.literal == facts::LiteralKind::Bool && v.literal_value == "False");
+      if (falsy) continue;
+      const bool where_attached = std::any_of(attaches.begin(), attaches.end(), [&](const Attach& at) {
+        return at.owner_class == a->owner_class && at.method == a->method;
+      });
+      if (!where_attached) return false;
+      set = true;
+    }
+    return set;
   }
 
   // KV302 on a declaration of the class's own that reports only when the graph wrapper is
@@ -248,10 +384,10 @@ class Check final : public Rule {
     // Another declaration (not on a wrapper) may cover the eager cache.
     for (const facts::Cover& c : project.coverage(cls))
       if (c.declaration != &d && !rules::is_graph_wrapper(project, c.declarer)) return false;
-    const auto eager = allocation_without(project, cls, read->attribute);
-    if (!eager) return false;
     const std::vector<Attach> attaches = attach_points(project, cls, *read);
     if (attaches.empty()) return false;
+    const auto eager = allocation_without(project, cls, *read, attaches);
+    if (!eager) return false;
     rules::EagerGate gate(project);
     rules::GateVerdict verdict;
     for (const Attach& a : attaches) {
