@@ -348,7 +348,10 @@ inline constexpr std::size_t kMaxCallPasses = 8;
 // `cls` or a parameter, bare names, and `Class.method`; any callee when the call
 // passes `use_cache=True`.
 struct CallFact {
-  std::string callee;      // as written: "self.decoder._decode_suffix", "model.step", "helper"
+  // As written ("self.decoder._decode_suffix", "model.step", "helper"), except that a local
+  // bound to a plain `self.<attr>` reads as that attribute: `decoder = self.decoder` then
+  // `decoder.decode(...)` is "self.decoder.decode".
+  std::string callee;
   Location loc;            // the first such call (the first that writes KV, when one does)
   bool writes_kv = false;  // some call to it passes `use_cache=True` or `past_key_values=self...`
   // For a call into another object (`self.decoder.enable_graphs()`, `model.step()`): the

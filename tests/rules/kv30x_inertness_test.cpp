@@ -177,8 +177,12 @@ TEST(KV302, SilentWhenTheModuleDeclaresOrTheCacheLivesInTheCapture) {
 facts::FileFacts capturing(std::vector<facts::Guard> guards, bool writes_kv = true) {
   auto f = file_facts(kFile);
   f.classes.push_back(make_class(kFile, "MiMoAudioLLM", 3));
-  f.classes.back().methods.push_back(facts::MethodFact{
-      "__init__", at(kFile, 4), {}, {}, {facts::CallFact{"self.capture", at(kFile, 5), false, {}, {}, false, {}}}});
+  f.classes.back().methods.push_back(
+      facts::MethodFact{"__init__",
+                        at(kFile, 4),
+                        {},
+                        {},
+                        {facts::CallFact{"self.capture", at(kFile, 5), false, {}, {}, false, {}}}});
   f.classes.back().methods.push_back(facts::MethodFact{"capture", at(kFile, 660), {}, {}, {}});
   auto c = capture_site(kFile, "MiMoAudioLLM", 670);
   c.guards = std::move(guards);
