@@ -71,7 +71,6 @@ std::string FileWalker::given_operand(TSNode n, const Params* params) {
   if (sym(n) == Sym::Call) {
     TSNode fn = field(n, g_.f_function);
     if (sym(fn) != Sym::Identifier || text(fn) != "getattr") return {};
-    n = unwrap_parens(n);
     std::string read = attribute_read_by_getattr(n);
     const std::string_view head = std::string_view(read).substr(0, read.find('.'));
     if (read.empty() ||

@@ -398,6 +398,13 @@ TEST(Utf8, AcceptsValidAndLocatesInvalidSequences) {
   EXPECT_EQ(bad->offset, 5u);
   EXPECT_EQ(bad->line, 2u);
   EXPECT_EQ(bad->column, 3u);
+  // Lines end at "\r\n", "\n" or a lone "\r", as the front ends and reports count them.
+  for (const std::string text : {"ok\r\nab\xFF", "ok\rab\xFF", "x\r\ry\nab\xFF"}) {
+    const auto at = find_invalid_utf8(text);
+    ASSERT_TRUE(at) << text;
+    EXPECT_EQ(at->line, text.starts_with("x") ? 4u : 2u) << text;
+    EXPECT_EQ(at->column, 3u) << text;
+  }
   EXPECT_TRUE(find_invalid_utf8("\xC0\xAF"));          // overlong '/'
   EXPECT_TRUE(find_invalid_utf8("\xED\xA0\x80"));      // UTF-16 surrogate
   EXPECT_TRUE(find_invalid_utf8("\xF4\x90\x80\x80"));  // above U+10FFFF

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "analyzers/facts/line_ends.hpp"
+
 namespace kvlint {
 namespace {
 
@@ -78,11 +80,15 @@ std::optional<Utf8Error> find_invalid_utf8(std::string_view bytes) {
     }
     if (valid && (code < min_code || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))) valid = false;
     if (!valid) {
-      // Line and column only for the error: count the line ends before it.
-      const std::string_view before = bytes.substr(0, i);
-      const auto line = static_cast<uint32_t>(1 + std::count(before.begin(), before.end(), '\n'));
-      const std::size_t last_end = before.rfind('\n');
-      const std::size_t line_start = last_end == std::string_view::npos ? 0 : last_end + 1;
+      // Line and column only for the error, with lines ending as everywhere else in kvlint
+      // ("\r\n", "\n" or a lone "\r"); `i` is a non-ASCII byte, never inside a line end.
+      uint32_t line = 1;
+      std::size_t line_start = 0;
+      for (std::size_t next = facts::next_line_start(bytes, 0); next <= i;
+           next = facts::next_line_start(bytes, next)) {
+        ++line;
+        line_start = next;
+      }
       return Utf8Error{i, line, static_cast<uint32_t>(i - line_start + 1)};
     }
     i += length;
