@@ -104,3 +104,22 @@ def test_caches_evicted_when_the_request_finishes_report_their_peak_rows():
     retained = next(c for c in _caches(events, "finish", 4) if c["created_by"] == ["constructed"])
     assert retained["rows"] == 4 and retained["peak_rows"] == 4
     assert retained["rows_alive_at_end"] == 0 and not retained["alive_after_step"]
+
+
+def test_a_cache_filled_by_assigned_layers_is_measured_when_it_is_copied():
+    events = []
+    run_entry(entry("copies", "project_cache.copies", ["batched"], [3]), events.append)
+    import project_cache.copies as module
+    source = open(module.__file__, encoding="utf-8").read().splitlines()
+
+    def at(text):
+        return next(c for c in _caches(events, "batched", 3) if text in source[c["line"] - 1])
+
+    batched = at("batched = copy.deepcopy(retained[0])")
+    working = at("working = copy.deepcopy(batched)")
+    retained = next(c for c in _caches(events, "batched", 3) if c["created_by"] == ["constructed"])
+    # One row when copied from request 0; three once the requests' layers are assigned to it,
+    # which the working copy's deepcopy reads. Its bytes per row are a retained cache's.
+    assert batched["rows"] == 3 and working["rows"] == 3
+    assert batched["bytes_per_row"] == retained["bytes_per_row"] > 0
+    assert batched["growth"] == [batched["bytes"]]  # one round, the copy's: a re-measure is no decode step

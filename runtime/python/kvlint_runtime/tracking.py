@@ -165,11 +165,13 @@ class CacheRecord:
             record = record.parent
         return record
 
-    def apply(self, key: Tuple[int, int], measure: _LayerMeasure) -> None:
-        # A layer updated twice means a new decode step started: close the round.
-        if key in self._round:
-            self._close_round()
-        self._round.add(key)
+    def apply(self, key: Tuple[int, int], measure: _LayerMeasure, step: bool = True) -> None:
+        # A layer updated twice means a new decode step started: close the round. A re-measure
+        # outside update() (step=False) is no decode step: it leaves the growth rounds alone.
+        if step:
+            if key in self._round:
+                self._close_round()
+            self._round.add(key)
         old = self.layers.get(key)
         if old is not None:
             self.logical_bytes -= old.logical_bytes
@@ -347,6 +349,33 @@ class Tracker:
                 record.apply((id(new), layer_idx), _measure_tensors(tensors, self._torch.Tensor))
         record.site.set_object(record)
 
+    def _on_copy_source(self, cache: Any, frame: Any) -> None:
+        """A cache being deep-copied is read whole: re-measure it, as it is now.
+
+        Real code fills caches without update(): Qwen3-TTS's `_batch_dynamic_caches` deep-copies
+        one request's cache and then assigns `torch.cat`-ed layers of all requests to it, so the
+        batch width exists only in those assigned tensors; the working copy taken from it next
+        is the read that shows them.
+        """
+        record = self._records.get(id(cache))
+        if record is None:
+            return  # an untracked source: its copy is tracked (_on_copy), it is not
+        root = self._root_for_this_run(record)
+        for layer_idx in range(_layer_count(cache)):
+            tensors = _layer_tensors(cache, layer_idx)
+            if tensors is not None:
+                root.apply((id(cache), layer_idx), _measure_tensors(tensors, self._torch.Tensor), step=False)
+        root.site.set_object(root)
+
+    def _root_for_this_run(self, record: CacheRecord) -> CacheRecord:
+        root = record.root()
+        if root.run_id != self._run_id:
+            # Built earlier (in the constructor, or by a previous path) and
+            # used now: this path holds it, so this path reports it too.
+            root.site.set_object(root, alive=False)
+            self._register(root)
+        return root
+
     def _on_init_end(self, cache: Any) -> None:
         # A composite (EncoderDecoderCache) owns the caches it was given: count
         # their tensors once, under the composite.
@@ -386,12 +415,7 @@ class Tracker:
         tensors = _layer_tensors(cache, layer_idx)
         if tensors is None:
             return
-        root = record.root()
-        if root.run_id != self._run_id:
-            # Built earlier (in the constructor, or by a previous path) and
-            # used now: this path holds it, so this path reports it too.
-            root.site.set_object(root, alive=False)
-            self._register(root)
+        root = self._root_for_this_run(record)
         root.apply((id(cache), layer_idx), _measure_tensors(tensors, self._torch.Tensor))
         root.site.set_object(root)
 
@@ -493,6 +517,7 @@ class Tracker:
             else:
                 reductor = getattr(self, "__reduce_ex__")(4)
                 new = copy._reconstruct(self, memo, *reductor)  # what copy.deepcopy does without a hook
+            tracker._on_copy_source(self, sys._getframe(1))
             tracker._on_copy(new, sys._getframe(1))
             return new
 
