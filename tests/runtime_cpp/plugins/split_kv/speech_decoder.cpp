@@ -5,10 +5,9 @@ namespace speech {
 StreamingDecoder::StreamingDecoder(DecoderConfig config) : config_(config) {}
 
 void StreamingDecoder::start(int64_t batch) {
-  const auto options = torch::TensorOptions().dtype(torch::kFloat32);
-  past_keys_ = torch::zeros({config_.num_layers, batch, config_.num_kv_heads, 0, config_.head_dim}, options);
-  past_values_ =
-      torch::zeros({config_.num_layers, batch, config_.num_kv_heads, 0, config_.head_dim}, options);
+  const std::vector<int64_t> empty{config_.num_layers, batch, config_.num_kv_heads, 0, config_.head_dim};
+  past_keys_ = torch::zeros(empty, torch::kFloat32);
+  past_values_ = torch::zeros(empty, torch::kFloat32);
 }
 
 torch::Tensor StreamingDecoder::step(const torch::Tensor& hidden) {
