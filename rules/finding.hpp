@@ -41,12 +41,15 @@ struct Fix {
 };
 
 struct Finding {
-  std::string code;     // "KV202"
+  std::string code;  // "KV202"
   Severity severity = Severity::Error;
   facts::Location loc;  // where the reviewer should look first
   std::string owner_class;
-  std::string message;  // one sentence a reviewer can act on
+  std::string message;                   // one sentence a reviewer can act on
   std::vector<RelatedLocation> related;  // the evidence lines
+  // The member the cache is kept in ("past_values_"; "cache" for `self.cache`), when the rule knows
+  // it; "" otherwise. `kvlint confirm` matches it against the members a run saw holding memory.
+  std::string member;
   // Stable across unrelated edits: hash of code, path, owner class and the
   // normalized text of the primary evidence (not line numbers). Set by the engine.
   std::string fingerprint;
@@ -59,7 +62,7 @@ struct Diagnostic {
   std::string path;
   uint32_t line = 0;  // 0 when the whole file is concerned
   uint32_t column = 0;
-  std::string kind;   // "read-error", "invalid-utf8", "parse-error", "binary", "too-large", "config"
+  std::string kind;  // "read-error", "invalid-utf8", "parse-error", "binary", "too-large", "config"
   std::string message;
 };
 

@@ -119,6 +119,7 @@ class Check final : public Rule {
   static Finding make_finding(const facts::Project& project, facts::ClassRef owner,
                               const facts::CacheSite& site) {
     Finding f = kvlint::make_finding(kInfo, site.loc, site.owner_class);
+    f.member = rules::retained_attribute(site);
     const rules::Spelling spelling = rules::Spelling::of(owner);
     const std::string method =
         site.method.empty() ? std::string() : " in " + spelling.method_phrase(site.method);

@@ -18,6 +18,7 @@
 //   every path_done carries the caching allocator's allocated/reserved bytes, current and peak.
 #include <ATen/Context.h>
 #include <c10/core/CPUAllocator.h>
+#include <c10/util/Type.h>
 #include <dlfcn.h>
 #include <kvlint/model_plugin.h>
 #include <link.h>
@@ -36,6 +37,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "allocation_tracker.hpp"
@@ -139,8 +141,10 @@ struct KvGroup {  // registered K/V buffers of one module
 };
 
 // Walks the module tree through named_children() (no shared_from_this: the plugin may hold its
-// root by value) collecting K/V buffers per module and every parameter/buffer storage.
-void walk(const torch::nn::Module& module, std::vector<KvGroup>& groups, std::set<const void*>& reachable) {
+// root by value) collecting K/V buffers per module, every parameter/buffer storage and the modules.
+void walk(const torch::nn::Module& module, std::vector<KvGroup>& groups, std::set<const void*>& reachable,
+          std::vector<const torch::nn::Module*>& modules) {
+  modules.push_back(&module);
   KvGroup group{unqualified(module.name()), {}};
   for (const auto& item : module.named_buffers(/*recurse=*/false)) {
     const at::Tensor& tensor = item.value();
@@ -151,8 +155,15 @@ void walk(const torch::nn::Module& module, std::vector<KvGroup>& groups, std::se
   for (const auto& item : module.named_parameters(/*recurse=*/false))
     if (item.value().defined() && item.value().has_storage()) reachable.insert(item.value().storage().data());
   if (!group.tensors.empty()) groups.push_back(std::move(group));
-  for (const auto& child : module.named_children()) walk(*child.value(), groups, reachable);
+  for (const auto& child : module.named_children()) walk(*child.value(), groups, reachable, modules);
 }
+
+// A tensor data member of a module holding a live allocation (its storage's data).
+struct MemberSlot {
+  std::string owner;  // the class declaring the member
+  std::string name;   // "past_values_"
+  at::Tensor tensor;
+};
 
 // A spec's declared_file as the plugin's compiler saw it: absolute under CMake, normalised.
 std::string declared_path(const char* file) {
@@ -407,9 +418,27 @@ class Host {
                            std::uint64_t since) {
     std::vector<KvGroup> groups;
     std::set<const void*> reachable;
-    if (const torch::nn::Module* root = model.root()) walk(*root, groups, reachable);
+    std::vector<const torch::nn::Module*> modules;
+    if (const torch::nn::Module* root = model.root()) walk(*root, groups, reachable, modules);
     for (const auto& group : groups) report_buffers(group, path, concurrency);
-    report_unreachable(path, concurrency, since, reachable);
+    report_unreachable(path, concurrency, since, reachable, members_of(modules));
+  }
+
+  // The tensor data members of the walked modules (their classes' layouts from the plugin's debug
+  // information), by the storage they hold: which member a live allocation is stored in.
+  std::map<const void*, MemberSlot> members_of(const std::vector<const torch::nn::Module*>& modules) {
+    std::map<const void*, MemberSlot> out;
+    if (!symbolizer_) return out;
+    for (const torch::nn::Module* module : modules) {
+      const auto* object = static_cast<const char*>(dynamic_cast<const void*>(module));
+      for (const auto& member : symbolizer_->tensor_members(c10::demangle(typeid(*module).name()))) {
+        // The debug information says an at::Tensor lies there.
+        const auto& tensor = *reinterpret_cast<const at::Tensor*>(object + member.offset);
+        if (!tensor.defined() || !tensor.has_storage() || tensor.storage().data() == nullptr) continue;
+        out.emplace(tensor.storage().data(), MemberSlot{member.declaring_class, member.name, tensor});
+      }
+    }
+    return out;
   }
 
   // One event per module holding registered K/V buffers: [..., rows, kv_heads, positions, head_dim].
@@ -439,33 +468,62 @@ class Host {
   }
 
   // Memory allocated on this path, alive after it and behind no parameter or buffer: hidden state
-  // such as a per-request std::unordered_map of K/V. Grouped by owner class (K and V may be two
-  // allocations on two lines); rows: the live allocations of the group's busiest line.
+  // such as a per-request std::unordered_map of K/V or unregistered tensor members. Grouped by owner
+  // class: the class declaring the member the allocation is stored in, else the allocating
+  // function's. K and V (two allocations on two lines, two members) are one event; a tensor member
+  // with a name that is not K/V is an event of its own. Each event names its members and carries
+  // every allocating line's call chain in the model, so a finding on either member or line is its.
+  // Rows: from the shapes when every allocation is a K/V member ([..., rows, kv_heads, positions,
+  // head_dim], as registered buffers), else the live allocations of the busiest line.
   void report_unreachable(const std::string& path, int concurrency, std::uint64_t since,
-                          const std::set<const void*>& reachable) {
+                          const std::set<const void*>& reachable,
+                          const std::map<const void*, MemberSlot>& slots) {
     struct Line {
       SourceSite site;
       std::int64_t count = 0, bytes = 0;
       bool in_capture = false;
     };
-    std::map<std::string, std::map<std::pair<std::string, std::uint32_t>, Line>> by_owner;
+    struct Group {
+      std::map<std::pair<std::string, std::uint32_t>, Line> lines;
+      std::vector<SourceSite> chain;
+      std::set<std::pair<std::string, std::string>> members;  // declaring class, name
+      std::vector<at::Tensor> tensors;                        // the members' tensors
+      bool all_members = true;
+    };
+    std::map<std::pair<std::string, std::string>, Group> by_owner;  // owner, non-K/V member or ""
     for (const auto& allocation : tracker_.live()) {
       if (allocation.sequence <= since || reachable.count(allocation.data) != 0 ||
           allocation.frame_count == 0)
         continue;
       SourceSite site = site_of(allocation);
       if (site.file.empty() && site.function.empty()) continue;
-      Line& line = by_owner[site.owner][{site.file, site.line}];
+      const auto slot = slots.find(allocation.data);
+      const MemberSlot* member = slot == slots.end() ? nullptr : &slot->second;
+      const std::string owner = member != nullptr ? member->owner : site.owner;
+      Group& group = by_owner[{owner, member != nullptr && !is_kv_name(member->name) ? member->name : ""}];
+      if (member != nullptr) {
+        group.members.insert({member->owner, member->name});
+        group.tensors.push_back(member->tensor);
+      } else {
+        group.all_members = false;
+      }
+      for (auto& frame : chain_of(allocation)) {
+        const bool seen = std::any_of(group.chain.begin(), group.chain.end(), [&](const SourceSite& s) {
+          return s.line == frame.line && s.file == frame.file;
+        });
+        if (!seen) group.chain.push_back(std::move(frame));
+      }
+      Line& line = group.lines[{site.file, site.line}];
       line.site = site;
       line.count += 1;
       line.bytes += static_cast<std::int64_t>(allocation.bytes);
       line.in_capture = line.in_capture || allocation.in_capture;
     }
-    for (const auto& [owner, lines] : by_owner) {
+    for (const auto& [key, group] : by_owner) {
       const Line* busiest = nullptr;
       std::int64_t bytes = 0, objects = 0;
       bool in_capture = false;
-      for (const auto& [key, line] : lines) {
+      for (const auto& [where, line] : group.lines) {
         bytes += line.bytes;
         objects += line.count;
         in_capture = in_capture || line.in_capture;
@@ -473,17 +531,42 @@ class Host {
             (line.count == busiest->count && line.bytes > busiest->bytes))
           busiest = &line;
       }
-      const std::int64_t rows = busiest->count;
-      auto event = cache_line(path, concurrency, "allocation", busiest->site, owner);
-      event.add("rows", rows)
-          .add("positions", std::int64_t{0})
-          .add("layers", std::int64_t{0})
-          .add("bytes", bytes);
-      event.add("bytes_per_row", rows > 0 ? bytes / rows : 0).add("logical_bytes", bytes);
+      std::int64_t rows = busiest->count, positions = 0, layers = 0, logical = bytes;
+      if (group.all_members && key.second.empty() && !group.tensors.empty()) {
+        rows = positions = layers = logical = 0;
+        for (const auto& tensor : group.tensors) {
+          const auto sizes = tensor.sizes();
+          const std::size_t n = sizes.size();
+          if (n == 0) continue;
+          rows = std::max<std::int64_t>(rows, n >= 4 ? sizes[n - 4] : sizes[0]);
+          positions = std::max<std::int64_t>(positions, n >= 2 ? sizes[n - 2] : 0);
+          layers = std::max<std::int64_t>(layers, n > 4 ? product(sizes, 0, n - 4) : 1);
+          logical +=
+              static_cast<std::int64_t>(tensor.numel()) * static_cast<std::int64_t>(tensor.element_size());
+        }
+      }
+      auto event = cache_line(path, concurrency, "allocation", busiest->site, key.first);
+      event.add("rows", rows).add("positions", positions).add("layers", layers).add("bytes", bytes);
+      event.add("bytes_per_row", rows > 0 ? logical / rows : 0).add("logical_bytes", logical);
       event.add("objects", objects).add("alive_after_step", true).add("in_capture", in_capture);
       event.add("growth", std::vector<std::int64_t>{}).add("function", busiest->site.function);
+      std::vector<JsonLine> chain, members;
+      for (const auto& frame : group.chain)
+        chain.push_back(JsonLine()
+                            .add("file", frame.file)
+                            .add("line", static_cast<std::int64_t>(frame.line))
+                            .add("owner", frame.owner));
+      for (const auto& [owner, name] : group.members)
+        members.push_back(JsonLine().add("owner", owner).add("name", name));
+      event.add("chain", chain).add("members", members);
       stream_.emit(event);
     }
+  }
+
+  std::vector<SourceSite> chain_of(const LiveAllocation& allocation) {
+    if (!symbolizer_ || allocation.frame_count == 0) return {};
+    return symbolizer_->chain(
+        {allocation.frames.begin(), allocation.frames.begin() + allocation.frame_count});
   }
 
   void report_declarations(plugin::Model& model, const std::string& path, int concurrency) {

@@ -1,5 +1,6 @@
 // One JSON object per line, written by hand: the host runs where no JSON library is installed
-// (the lent GPU machine has none of Debian's -dev packages), and its events are flat.
+// (the lent GPU machine has none of Debian's -dev packages), and its events are flat (one level of arrays of
+// flat objects).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,8 @@ class JsonLine {
     add("event", event);
     add("model", model);
   }
+  // A bare object, to nest in an array of objects (a cache's chain frames).
+  JsonLine() : text_("{") {}
   JsonLine& add(std::string_view key, std::string_view value) {
     key_(key);
     quote(value);
@@ -40,6 +43,13 @@ class JsonLine {
     key_(key);
     text_ += "[";
     for (std::size_t i = 0; i < values.size(); ++i) text_ += (i ? "," : "") + std::to_string(values[i]);
+    text_ += "]";
+    return *this;
+  }
+  JsonLine& add(std::string_view key, const std::vector<JsonLine>& objects) {
+    key_(key);
+    text_ += "[";
+    for (std::size_t i = 0; i < objects.size(); ++i) text_ += (i ? "," : "") + objects[i].text_ + "}";
     text_ += "]";
     return *this;
   }

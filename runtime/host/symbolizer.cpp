@@ -3,11 +3,17 @@
 #include <cxxabi.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #ifdef KVLINT_HOST_WITH_LLVM
+#include <llvm/DebugInfo/DWARF/DWARFContext.h>
 #include <llvm/DebugInfo/Symbolize/Symbolize.h>
+#include <llvm/Object/ObjectFile.h>
+
+#include <unordered_map>
 #endif
 
 namespace kvlint::model_host {
@@ -71,7 +77,63 @@ std::string owner_of_function(const std::string& function) {
   return scope;
 }
 
+namespace {
+
+// "StreamingDecoder" for "speech::StreamingDecoder", "Cache<int>" for "ns::Cache<int>".
+std::string last_component(const std::string& qualified) {
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i + 1 < qualified.size(); ++i) {
+    if (qualified[i] == '<') ++depth;
+    if (qualified[i] == '>') --depth;
+    if (depth == 0 && qualified[i] == ':' && qualified[i + 1] == ':') start = i + 2;
+  }
+  return qualified.substr(start);
+}
+
+}  // namespace
+
 #ifdef KVLINT_HOST_WITH_LLVM
+namespace {
+namespace dw = llvm::dwarf;
+
+bool is_class_tag(dw::Tag tag) {
+  return tag == dw::DW_TAG_class_type || tag == dw::DW_TAG_structure_type || tag == dw::DW_TAG_union_type;
+}
+
+// "speech::StreamingDecoder": the DIE's name under its enclosing namespaces and classes.
+std::string qualified_name(const llvm::DWARFDie& die) {
+  const char* own = die.getShortName();
+  std::string name = own != nullptr ? own : "";
+  for (llvm::DWARFDie parent = die.getParent(); parent.isValid(); parent = parent.getParent()) {
+    const dw::Tag tag = parent.getTag();
+    if (tag != dw::DW_TAG_namespace && !is_class_tag(tag)) break;
+    const char* scope = parent.getShortName();
+    name = std::string(scope != nullptr ? scope : "(anonymous namespace)") + "::" + name;
+  }
+  return name;
+}
+
+// Through typedefs (`torch::Tensor` is `at::Tensor`) and cv-qualifiers.
+llvm::DWARFDie underlying_type(llvm::DWARFDie type) {
+  for (int i = 0; i < 16 && type.isValid(); ++i) {
+    const dw::Tag tag = type.getTag();
+    if (tag != dw::DW_TAG_typedef && tag != dw::DW_TAG_const_type && tag != dw::DW_TAG_volatile_type) break;
+    type = type.getAttributeValueAsReferencedDie(dw::DW_AT_type);
+  }
+  return type;
+}
+
+std::optional<std::uint64_t> member_offset(const llvm::DWARFDie& die) {
+  auto location = die.find(dw::DW_AT_data_member_location);
+  if (!location) return std::nullopt;
+  auto offset = location->getAsUnsignedConstant();
+  if (!offset) return std::nullopt;
+  return *offset;
+}
+
+}  // namespace
+
 struct Symbolizer::Impl {
   llvm::symbolize::LLVMSymbolizer symbolizer{[] {
     llvm::symbolize::LLVMSymbolizer::Options options;
@@ -79,6 +141,61 @@ struct Symbolizer::Impl {
     options.RelativeAddresses = false;
     return options;
   }()};
+  // The plugin's DWARF, read on the first tensor_members() call.
+  bool loaded = false;
+  llvm::object::OwningBinary<llvm::object::ObjectFile> binary;
+  std::unique_ptr<llvm::DWARFContext> dwarf;
+  std::unordered_map<std::string, std::vector<llvm::DWARFDie>> definitions;  // short name -> DIEs
+
+  void load(const std::string& path) {
+    loaded = true;
+    auto file = llvm::object::ObjectFile::createObjectFile(path);
+    if (!file) {
+      llvm::consumeError(file.takeError());
+      return;
+    }
+    binary = std::move(*file);
+    auto quiet = [](llvm::Error error) { llvm::consumeError(std::move(error)); };
+    dwarf = llvm::DWARFContext::create(
+        *binary.getBinary(), llvm::DWARFContext::ProcessDebugRelocations::Process, nullptr, "", quiet, quiet);
+    for (const auto& unit : dwarf->compile_units())
+      for (const auto& entry : unit->dies()) {
+        const llvm::DWARFDie die(unit.get(), &entry);
+        if (!is_class_tag(die.getTag()) || !die.hasChildren() || die.find(dw::DW_AT_declaration)) continue;
+        if (const char* name = die.getShortName()) definitions[name].push_back(die);
+      }
+  }
+
+  // The definition of a class a DIE names (a base may be only declared in that unit).
+  llvm::DWARFDie definition(const llvm::DWARFDie& die) {
+    if (!die.find(dw::DW_AT_declaration)) return die;
+    return definition(qualified_name(die));
+  }
+  llvm::DWARFDie definition(const std::string& qualified) {
+    auto found = definitions.find(last_component(qualified));
+    if (found == definitions.end()) return {};
+    for (const auto& candidate : found->second)
+      if (qualified_name(candidate) == qualified) return candidate;
+    return {};
+  }
+
+  void collect(const llvm::DWARFDie& cls, std::uint64_t base, std::vector<TensorMember>& out, int depth) {
+    const char* cls_name = cls.getShortName();
+    for (const llvm::DWARFDie& child : cls.children()) {
+      const dw::Tag tag = child.getTag();
+      const auto offset = member_offset(child);
+      if (!offset) continue;  // a static member, a method, a nested type
+      if (tag == dw::DW_TAG_inheritance && depth < 8) {
+        const llvm::DWARFDie parent =
+            definition(underlying_type(child.getAttributeValueAsReferencedDie(dw::DW_AT_type)));
+        if (parent.isValid()) collect(parent, base + *offset, out, depth + 1);
+      } else if (tag == dw::DW_TAG_member && child.getShortName() != nullptr) {
+        const llvm::DWARFDie type = underlying_type(child.getAttributeValueAsReferencedDie(dw::DW_AT_type));
+        if (type.isValid() && is_class_tag(type.getTag()) && qualified_name(type) == "at::Tensor")
+          out.push_back({child.getShortName(), base + *offset, cls_name != nullptr ? cls_name : ""});
+      }
+    }
+  }
 };
 bool Symbolizer::has_line_info() {
   return true;
@@ -131,6 +248,32 @@ std::vector<SourceSite> Symbolizer::frames_at(std::uintptr_t return_address) {
   }
   cache_.emplace(return_address, frames);
   return frames;
+}
+
+std::vector<SourceSite> Symbolizer::chain(const std::vector<std::uintptr_t>& return_addresses) {
+  std::vector<SourceSite> out;
+  for (std::uintptr_t address : return_addresses)
+    for (auto& frame : frames_at(address)) {
+      if (frame.file.empty() || is_library_source(frame.file)) continue;
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const SourceSite& s) {
+        return s.line == frame.line && s.file == frame.file;
+      });
+      if (!seen) out.push_back(frame);
+    }
+  return out;
+}
+
+std::vector<TensorMember> Symbolizer::tensor_members(const std::string& qualified) {
+  auto cached = members_.find(qualified);
+  if (cached != members_.end()) return cached->second;
+  std::vector<TensorMember> out;
+#ifdef KVLINT_HOST_WITH_LLVM
+  if (!impl_->loaded) impl_->load(module_path_);
+  const llvm::DWARFDie cls = impl_->definition(qualified);
+  if (cls.isValid()) impl_->collect(cls, 0, out, 0);
+#endif
+  members_.emplace(qualified, out);
+  return out;
 }
 
 SourceSite Symbolizer::site(const std::vector<std::uintptr_t>& return_addresses) {

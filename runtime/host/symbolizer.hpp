@@ -1,6 +1,8 @@
 // Return addresses inside the plugin -> the plugin source line that allocated. With LLVM's
 // symbolizer library (llvm-14-dev; the plugin built with -g) that is file:line and the function,
 // inlined frames included; without it (the GPU machine has no -dev packages), dladdr's symbol name.
+// With LLVM the plugin's debug information also gives each class's tensor data members and their
+// offsets, so the host can tell which member (`past_values_`) a live allocation is stored in.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,13 @@ struct SourceSite {
   std::string owner;     // the class of `function` ("CppTalker" for ns::CppTalker::step(int)), or ""
 };
 
+// An `at::Tensor` data member of a class (or of one of its bases) at `offset` in the object.
+struct TensorMember {
+  std::string name;             // "past_values_"
+  std::uint64_t offset = 0;     // bytes from the start of the most-derived object
+  std::string declaring_class;  // the class that declares it, unqualified ("StreamingDecoder")
+};
+
 class Symbolizer {
  public:
   // `module_path`: the plugin file; `load_base`: where it is mapped (dl_iterate_phdr's dlpi_addr).
@@ -29,6 +38,12 @@ class Symbolizer {
   // The first frame (innermost first, inlined frames expanded) whose source is the model's own:
   // not a LibTorch, C++ library or system header. Cached per address.
   SourceSite site(const std::vector<std::uintptr_t>& return_addresses);
+  // Every such frame, innermost first, each file:line once: the creating call chain in the model.
+  std::vector<SourceSite> chain(const std::vector<std::uintptr_t>& return_addresses);
+  // The `at::Tensor` data members of class `qualified` ("speech::StreamingDecoder", as
+  // typeid demangles it) and of its bases, from the plugin's debug information. Empty without
+  // LLVM, or when the plugin has no definition of the class. Cached per class.
+  std::vector<TensorMember> tensor_members(const std::string& qualified);
   // Whether file:line information is available (LLVM's symbolizer was built in).
   static bool has_line_info();
 
@@ -39,6 +54,7 @@ class Symbolizer {
   std::string module_path_;
   std::uintptr_t load_base_;
   std::map<std::uintptr_t, std::vector<SourceSite>> cache_;
+  std::map<std::string, std::vector<TensorMember>> members_;
 };
 
 // "CppTalker" for "ns::CppTalker::step(int) const"; "" for a free function.

@@ -621,5 +621,102 @@ TEST(Reconcile, RT004WhenAMaxNumSeqsDeclarationsRowsStayFixedAsConcurrencyGrows)
   EXPECT_NE(report.runtime_findings.front().message.find("do not grow"), std::string::npos);
 }
 
+// The C++ host's event for a class's tensor members (speech_decoder.cpp): K and V grown with
+// torch::cat on two lines are one cache at the busiest (K's) line, its chain every allocating line,
+// its members both. `members`: JSON array text.
+constexpr const char* kCppFile = "/kvlint-test-nonexistent/src/speech_decoder.cpp";
+std::string member_cache_line(std::string owner, uint32_t line, std::vector<uint32_t> chain_lines,
+                              std::string members, int64_t rows = 3) {
+  std::string chain;
+  for (auto l : chain_lines)
+    chain += fmt::format(R"({}{{"file":"{}","line":{},"owner":"{}"}})", chain.empty() ? "" : ",", kCppFile, l,
+                         owner);
+  return fmt::format(
+      R"({{"event":"cache","model":"m","path":"generate","concurrency":3,"class":"allocation","file":"{}","line":{},"owner":"{}","rows":{},"positions":2,"layers":4,"bytes":{},"bytes_per_row":16384,"objects":2,"chain":[{}],"members":{}}})",
+      kCppFile, line, owner, rows, rows * 16384, chain, members);
+}
+
+InputFinding member_finding(uint32_t line, std::string owner, std::string member) {
+  InputFinding input = finding("KV101", line, std::move(owner), kCppFile);
+  input.finding.member = std::move(member);
+  return input;
+}
+
+constexpr const char* kKvMembers =
+    R"([{"owner":"StreamingDecoder","name":"past_keys_"},{"owner":"StreamingDecoder","name":"past_values_"}])";
+
+TEST(Reconcile, CppKV101OnEitherMemberAtConstructionOrGrowthIsConfirmed) {
+  // KV101s at the empty first construction (lines 9, 10: freed, never on a chain) and at the
+  // growth (17, 18): each matches the one K/V cache by its line or by its member.
+  auto run = make_run(
+      "speech", {"StreamingDecoder"},
+      {member_cache_line("StreamingDecoder", 17, {17, 18, 27}, kKvMembers), done_line("generate", 3)});
+  auto report = reconcile({member_finding(9, "StreamingDecoder", "past_keys_"),
+                           member_finding(10, "StreamingDecoder", "past_values_"),
+                           member_finding(17, "StreamingDecoder", "past_keys_"),
+                           member_finding(18, "StreamingDecoder", "past_values_")},
+                          {run}, {});
+  ASSERT_EQ(report.results.size(), 4u);
+  for (const auto& r : report.results) {
+    EXPECT_EQ(r.verdict, Verdict::Confirmed) << r.input.finding.loc.line << ": " << r.evidence.summary;
+    ASSERT_TRUE(r.evidence.observed);
+    EXPECT_EQ(r.evidence.observed->rows, 3);
+  }
+  EXPECT_NE(
+      report.results[1].evidence.summary.find("held in `past_keys_`, `past_values_` of StreamingDecoder"),
+      std::string::npos)
+      << report.results[1].evidence.summary;
+  EXPECT_TRUE(report.runtime_findings.empty()) << report.runtime_findings.front().message;
+}
+
+TEST(Reconcile, CppKV101IsNotConfirmedByOtherMembersOrAnotherClassesMemberOfTheSameName) {
+  // The K/V is gone; the decoder's last hidden state (a member of its own) and the vocoder's tail
+  // are alive. Both classes listed in one entry count as one owner, yet the members tell them apart.
+  auto run = make_run("speech", {"StreamingDecoder", "Drafter", "Vocoder"},
+                      {member_cache_line("StreamingDecoder", 19, {19, 27},
+                                         R"([{"owner":"StreamingDecoder","name":"last_hidden_"}])"),
+                       member_cache_line("StreamingDecoder", 17, {17, 18}, kKvMembers),
+                       member_cache_line("Vocoder", 34, {34}, R"([{"owner":"Vocoder","name":"overlap_"}])"),
+                       done_line("generate", 3)});
+  auto report = reconcile({member_finding(29, "Drafter", "past_keys_")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Refuted) << only(report).evidence.summary;
+  EXPECT_FALSE(only(report).evidence.observed);
+  auto scratch_only = make_run("speech", {"StreamingDecoder"},
+                               {member_cache_line("StreamingDecoder", 19, {19},
+                                                  R"([{"owner":"StreamingDecoder","name":"last_hidden_"}])"),
+                                done_line("generate", 3)});
+  auto scratch = reconcile({member_finding(9, "StreamingDecoder", "past_keys_")}, {scratch_only}, {});
+  EXPECT_EQ(only(scratch).verdict, Verdict::Refuted) << only(scratch).evidence.summary;
+  // A finding without a member (an older kvlint's JSON) still matches by owner.
+  auto unnamed = reconcile({finding("KV101", 9, "StreamingDecoder", kCppFile)}, {scratch_only}, {});
+  EXPECT_EQ(only(unnamed).verdict, Verdict::Confirmed) << only(unnamed).evidence.summary;
+}
+
+TEST(Reconcile, CppKV101OnTheOtherMembersGrowthLineIsNoRT001) {
+  // Degraded mode gives KV101s at the first construction only: the cache's busiest line (K's
+  // growth) is named by no finding, but its members are, so it is no RT001.
+  auto run =
+      make_run("speech", {"StreamingDecoder"},
+               {member_cache_line("StreamingDecoder", 17, {17, 18}, kKvMembers), done_line("generate", 3)});
+  auto report = reconcile(
+      {member_finding(9, "Other", "past_keys_"), member_finding(10, "StreamingDecoder", "past_values_")},
+      {run}, {});
+  EXPECT_TRUE(report.runtime_findings.empty()) << report.runtime_findings.front().message;
+  auto unflagged = reconcile({}, {run}, {});
+  ASSERT_EQ(unflagged.runtime_findings.size(), 1u);
+  EXPECT_EQ(unflagged.runtime_findings.front().code, "RT001");
+}
+
+TEST(Reconcile, RT004ForACppMemberCacheWithMoreRowsThanDeclared) {
+  auto run = make_run(
+      "speech", {"StreamingDecoder"},
+      {member_cache_line("StreamingDecoder", 17, {17, 18}, kKvMembers),
+       declaration_line("generate", 3, "StreamingDecoder", "FIXED", 1, 16384), done_line("generate", 3)});
+  auto report = reconcile({}, {run}, {});
+  ASSERT_EQ(report.runtime_findings.size(), 1u);
+  EXPECT_EQ(report.runtime_findings.front().code, "RT004") << report.runtime_findings.front().message;
+  EXPECT_EQ(report.runtime_findings.front().line, 17u);
+}
+
 }  // namespace
 }  // namespace kvlint::confirm

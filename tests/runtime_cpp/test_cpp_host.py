@@ -203,3 +203,156 @@ def test_device_cuda_without_a_gpu_is_inconclusive_with_its_reason(tmp_path):
 def test_text_report_names_the_cpp_runtime(report):
     assert "model static_talker_wrong: complete (C++ plugin, LibTorch " in report["_text"], report["_text"]
     assert "RT002 error declared-bytes-drift" in report["_text"]
+
+
+# The speech decoder laid out as LibTorch projects are (plugins/split_kv: the classes in a header,
+# the methods in a .cpp, past keys and values as two members built empty and grown with torch::cat).
+# `kvlint check` flags each member at its first construction and at its growth; the run must
+# confirm all four from the one cache the host reports for the two members, in degraded mode and
+# with a compile database, and give no RT001 beside them; the same for the prompt encoder's K and V,
+# filled one line apart by its constructor and alive from the build on. The drafter's member of the same name,
+# the decoder's last hidden state and the vocoder's overlap tail are look-alikes that must not
+# confirm them.
+SPLIT_KV = REPO / "tests" / "runtime_cpp" / "plugins" / "split_kv"
+SPLIT_SOURCE = SPLIT_KV / "speech_decoder.cpp"
+SPLIT_OWNERS = ["SpeechPipeline", "StreamingDecoder", "PromptEncoder", "Drafter", "Vocoder"]
+
+
+def split_entry(name: str, paths: List[str]) -> str:
+    plugin = required_env("KVLINT_PLUGIN_DIR") / "libsplit_kv.so"
+    return (f"[runtime.models.{name}]\nplugin = \"{plugin}\"\nowners = {json.dumps(SPLIT_OWNERS)}\n"
+            f"paths = {json.dumps(paths)}\ndevice = \"cpu\"\nconcurrency = [1, 3]\nsteps = 2\ntimeout = 60\n")
+
+
+def split_findings(tmp: Path, full: bool) -> Dict[str, Any]:
+    command = [str(required_env("KVLINT_BINARY")), "check", "--no-cache", "--exit-zero", "--format", "json",
+               str(SPLIT_KV)]
+    if full:
+        from torch.utils.cpp_extension import include_paths
+        flags = ["-std=c++17", f"-I{REPO / 'runtime' / 'include'}"] + [f"-I{p}" for p in include_paths()]
+        database = [{"directory": str(SPLIT_KV), "file": str(SPLIT_KV / name),
+                     "arguments": ["c++", *flags, "-c", str(SPLIT_KV / name)]}
+                    for name in ("speech_decoder.cpp", "plugin.cpp")]
+        (tmp / "compile_commands.json").write_text(json.dumps(database))
+        command += ["-p", str(tmp)]
+    proc = subprocess.run(command, cwd=tmp, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    data = json.loads(proc.stdout)
+    degraded = [d for d in data["diagnostics"] if d["kind"] == "degraded"]
+    assert bool(degraded) != full, data["diagnostics"]
+    return data
+
+
+def split_confirm(tmp: Path, findings: Dict[str, Any], entries: str) -> Dict[str, Any]:
+    (tmp / "kvlint.toml").write_text("[runtime]\ntolerance = 0.05\n\n" + entries)
+    (tmp / "findings.json").write_text(json.dumps(findings))
+    proc = subprocess.run([str(required_env("KVLINT_BINARY")), "confirm", "--config", str(tmp / "kvlint.toml"),
+                           "--findings", str(tmp / "findings.json"), "--format", "json", "--all"],
+                          cwd=tmp, capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr[-4000:]
+    return json.loads(proc.stdout)
+
+
+def kv101_lines(findings: Dict[str, Any], owner: str) -> List[int]:
+    return sorted(f["line"] for f in findings["findings"] if f["code"] == "KV101" and f["owner"] == owner)
+
+
+@pytest.fixture(scope="module", params=["degraded", "compile_database"])
+def split_run(request, tmp_path_factory) -> Dict[str, Any]:
+    tmp = tmp_path_factory.mktemp(f"split-{request.param}")
+    findings = split_findings(tmp, full=request.param == "compile_database")
+    report = split_confirm(tmp, findings, split_entry("speech", ["generate", "finish"]))
+    # Only the path whose streams ended: the K/V is gone, the last hidden state and the tail stay.
+    finished = split_confirm(tmp, findings, split_entry("speech_finished", ["finish"]))
+    return {"findings": findings, "report": report, "finished": finished}
+
+
+def test_split_kv_static_findings_name_each_member_at_construction_and_growth(split_run):
+    findings = split_run["findings"]
+    expected = [line_of(SPLIT_SOURCE, text) for text in ("past_keys_ = torch::zeros", "past_values_ = torch::zeros",
+                                                          "past_keys_ = torch::cat({past_keys_, k}",
+                                                          "past_values_ = torch::cat")]
+    assert kv101_lines(findings, "StreamingDecoder") == sorted(expected), findings["findings"]
+    assert kv101_lines(findings, "PromptEncoder") == [line_of(SPLIT_SOURCE, "k_cache_ = torch::zeros"),
+                                                      line_of(SPLIT_SOURCE, "v_cache_ = torch::zeros")]
+    assert kv101_lines(findings, "Drafter") == [line_of(SPLIT_SOURCE, "past_keys_ = torch::cat({past_keys_, hidden")]
+    members = {(f["line"], f.get("member")) for f in findings["findings"] if f["owner"] == "StreamingDecoder"}
+    assert {m for _, m in members} == {"past_keys_", "past_values_"}, members
+
+
+def test_split_kv_is_one_cache_naming_both_members_and_every_line(split_run):
+    [speech] = [m for m in split_run["report"]["models"] if m["name"] == "speech"]
+    assert speech["status"] == "complete", speech
+    kv = [c for c in speech["observed"]["caches"]
+          if c["path"] == "generate" and c["concurrency"] == 3 and c["owner"] == "StreamingDecoder"
+          and {m["name"] for m in c.get("members", [])} == {"past_keys_", "past_values_"}]
+    assert len(kv) == 1, speech["observed"]["caches"]
+    [cache] = kv
+    # [layers 4, rows 3, kv_heads 2, positions 2, head_dim 64] float32, K and V: 16 KiB per row.
+    assert cache["rows"] == 3 and cache["positions"] == 2 and cache["layers"] == 4
+    assert cache["bytes_per_row"] == 2 * 4 * 2 * 2 * 64 * 4
+    chain_lines = {f["line"] for f in cache["chain"] if Path(f["file"]).resolve() == SPLIT_SOURCE.resolve()}
+    assert {line_of(SPLIT_SOURCE, "past_keys_ = torch::cat({past_keys_, k}"),
+            line_of(SPLIT_SOURCE, "past_values_ = torch::cat")} <= chain_lines, cache["chain"]
+    # The last hidden state is a member of its own, not folded into the K/V.
+    others = [c for c in speech["observed"]["caches"] if c["path"] == "generate" and c["concurrency"] == 3
+              and c is not cache and c["owner"] == "StreamingDecoder"]
+    assert [[m["name"] for m in c.get("members", [])] for c in others] == [["last_hidden_"]], others
+
+
+def test_split_kv_every_decoder_kv101_is_confirmed_and_none_is_an_rt001(split_run):
+    report = split_run["report"]
+    decoder = [r for r in report["results"] if r["code"] == "KV101" and r["owner"] == "StreamingDecoder"]
+    assert len(decoder) == 4
+    for result in decoder:
+        assert result["verdict"] == "confirmed", result
+        observed = result["evidence"]["observed"]
+        assert result["evidence"]["concurrency"] == 3 and observed["rows"] == 3, result["evidence"]
+        assert observed["bytes_per_row"] == 8 * 1024, result["evidence"]
+    prompt = [r for r in report["results"] if r["code"] == "KV101" and r["owner"] == "PromptEncoder"]
+    assert len(prompt) == 2
+    for result in prompt:  # [layers 4, rows 1, kv_heads 2, positions 16, head_dim 64] float32, K and V
+        assert result["verdict"] == "confirmed", result
+        assert result["evidence"]["path"] == "build", result["evidence"]
+        assert result["evidence"]["observed"]["rows"] == 1, result["evidence"]
+        assert result["evidence"]["observed"]["bytes_per_row"] == 2 * 4 * 2 * 16 * 64 * 4, result["evidence"]
+    decoder_lines = {r["line"] for r in decoder + prompt}
+    rt001 = [r for r in report["runtime_findings"] if r["code"] == "RT001"]
+    assert not [r for r in rt001 if r["owner"] in ("StreamingDecoder", "PromptEncoder", "Drafter")], rt001
+    assert not [r for r in rt001 if Path(r["path"]).name == SPLIT_SOURCE.name and r["line"] in decoder_lines], rt001
+
+
+def test_split_kv_another_classes_member_of_the_same_name_confirms_nothing(split_run):
+    [drafter] = [r for r in split_run["report"]["results"] if r["code"] == "KV101" and r["owner"] == "Drafter"]
+    # The drafter never runs: the decoder's past_keys_ and the vocoder's tail are not its cache.
+    assert drafter["verdict"] == "refuted", drafter
+    assert drafter["evidence"].get("observed") is None, drafter
+
+
+def test_split_kv_scratch_member_beside_freed_kv_confirms_no_kv101(split_run):
+    finished = split_run["finished"]
+    [run] = finished["models"]
+    assert run["status"] == "complete", run
+    held = {m["name"] for c in run["observed"]["caches"] for m in c.get("members", []) if c["path"] == "finish"}
+    assert "last_hidden_" in held and not held & {"past_keys_", "past_values_"}, run["observed"]["caches"]
+    for result in finished["results"]:
+        if result["owner"] != "PromptEncoder":  # its K/V, built with the model, is alive
+            assert result["verdict"] == "refuted", result
+
+
+def test_cpp_rows_above_the_declared_rows_are_rt004_without_a_static_finding(tmp_path):
+    # The example's per-request map declared FIXED rows_fixed=1, with no KV202 to leave it to.
+    plugins = required_env("KVLINT_PLUGIN_DIR")
+    (tmp_path / "kvlint.toml").write_text(entry("cpp_talker", f"{plugins}/libcpp_talker.so", ["CppTalker"]))
+    empty = {"schema": "kvlint-findings", "version": 1, "tool": {"name": "kvlint", "version": "test"},
+             "findings": [], "diagnostics": []}
+    (tmp_path / "findings.json").write_text(json.dumps(empty))
+    proc = subprocess.run([str(required_env("KVLINT_BINARY")), "confirm", "--config", str(tmp_path / "kvlint.toml"),
+                           "--findings", str(tmp_path / "findings.json"), "--format", "json", "--all"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr[-4000:]
+    report = json.loads(proc.stdout)
+    [rt004] = [r for r in report["runtime_findings"] if r["code"] == "RT004"]
+    assert rt004["owner"] == "CppTalker" and rt004["line"] == line_of(EXAMPLE, "auto kv = torch::zeros(shape")
+    assert rt004["evidence"]["concurrency"] == 4 and rt004["evidence"]["observed"]["rows"] == 4
+    assert rt004["evidence"]["declared"]["rows"] == 1

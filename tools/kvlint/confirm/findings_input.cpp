@@ -56,6 +56,7 @@ InputFinding finding_from_json(const nlohmann::json& item, const std::string& wh
   f.owner_class = string_field(item, "owner", where, false);
   f.message = string_field(item, "message", where, false);
   f.fingerprint = string_field(item, "fingerprint", where, false);
+  f.member = string_field(item, "member", where, false);
   if (auto related = item.find("related"); related != item.end() && !related->is_null()) {
     if (!related->is_array()) throw InputError(fmt::format("{}: \"related\" must be an array", where));
     for (const auto& r : *related) {

@@ -147,6 +147,13 @@ HarnessEvent parse_object(const json& object) {
         e.chain.push_back({get_string(frame, "file", true), get_line(frame), get_string(frame, "owner")});
       }
     }
+    if (auto it = object.find("members"); it != object.end() && !it->is_null()) {
+      if (!it->is_array()) throw FieldError{"\"members\" is not an array"};
+      for (const auto& member : *it) {
+        if (!member.is_object()) throw FieldError{"\"members\" holds a non-object"};
+        e.members.push_back({get_string(member, "owner"), get_string(member, "name", true)});
+      }
+    }
     return e;
   }
   if (event == "capture") {

@@ -25,6 +25,13 @@ struct CacheFrame {
   std::string owner;
 };
 
+// A data member a cache's memory is stored in (the C++ host reads it from the plugin's debug
+// information): `past_values_` of `StreamingDecoder`.
+struct CacheMember {
+  std::string owner;  // the class declaring the member
+  std::string name;
+};
+
 // One distinct creation site per path per concurrency, aggregated at peak.
 struct CacheEvent {
   std::string model, path;
@@ -36,9 +43,13 @@ struct CacheEvent {
   int64_t rows = 0, positions = 0, layers = 0, bytes = 0, bytes_per_row = 0, objects = 0;
   bool alive_after_step = false, in_capture = false;
   std::vector<int64_t> growth;
-  // The creating call chain (optional; empty from older harnesses and the C++ host): a finding at
+  // The creating call chain (optional; empty from older harnesses): a finding at
   // any of its lines, or naming any of its owners, is this cache's.
   std::vector<CacheFrame> chain;
+  // The members holding its memory (optional; the C++ host's, when it knows them): a finding
+  // naming a member is this cache's when the member and its class are among these, and is not
+  // when the cache names other members only.
+  std::vector<CacheMember> members;
 };
 
 struct CaptureEvent {

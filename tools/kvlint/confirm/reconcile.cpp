@@ -79,6 +79,26 @@ bool owned_by(const ModelRun& run, const CacheEvent& c, const std::string& owner
                      [&](const CacheFrame& frame) { return same_owner(run, frame.owner, owner); });
 }
 
+// Whether the member a finding names holds the cache's memory: Unknown when the finding names no
+// member or the run saw none (the Python harness, a C++ host without debug information); Same when
+// the member of that name belongs to the finding's class (the declaring class, or the cache's owner
+// for a member inherited from a base); Other when the cache is other members' memory only (a
+// scratch tensor beside the K/V, another class's member of the same name).
+enum class MemberMatch { Unknown, Same, Other };
+MemberMatch member_match(const CacheEvent& c, const Finding& f) {
+  if (c.members.empty() || f.member.empty()) return MemberMatch::Unknown;
+  for (const auto& m : c.members)
+    if (m.name == f.member && (m.owner == f.owner_class || c.owner == f.owner_class))
+      return MemberMatch::Same;
+  return MemberMatch::Other;
+}
+
+std::string members_text(const CacheEvent& c) {
+  std::string out;
+  for (const auto& m : c.members) out += fmt::format("{}`{}`", out.empty() ? "" : ", ", m.name);
+  return out;
+}
+
 bool ran_on_cuda(const ModelRun& run) {
   return run.start && run.start->device.rfind("cuda", 0) == 0;
 }
@@ -181,7 +201,8 @@ class Reconciler {
         return std::any_of(findings.begin(), findings.end(), [&](const InputFinding& input) {
           const auto& code = input.finding.code;
           return (code == "KV101" || code == "KV102" || code == "KV302") &&
-                 owned_by(run, cache, input.finding.owner_class);
+                 (owned_by(run, cache, input.finding.owner_class) ||
+                  member_match(cache, input.finding) == MemberMatch::Same);
         });
       };
       // The widest observation of a site first: one report per site, with the most rows it held.
@@ -550,15 +571,30 @@ class Reconciler {
   }
 
   void presence(const Finding& f, FindingResult& result) const {
-    // The widest cache created at the finding's line, over every run.
+    // The widest cache created at the finding's line (its own or any frame of its chain), over
+    // every run, unless it is other members' memory.
     const ModelRun* site_run = nullptr;
     const CacheEvent* site_cache = nullptr;
     for (const auto& run : runs_)
       for (const auto& c : run.caches)
-        if (at_site(c, primary_) && (site_cache == nullptr || c.rows > site_cache->rows)) {
+        if (at_site(c, primary_) && member_match(c, f) != MemberMatch::Other &&
+            (site_cache == nullptr || c.rows > site_cache->rows)) {
           site_run = &run;
           site_cache = &c;
         }
+    // Else the widest cache whose memory the finding's member holds: K and V are one cache at one
+    // line, and a member built empty (first construction) and grown later (torch::cat) is alive
+    // only from its growth line.
+    bool by_member = false;
+    if (site_cache == nullptr)
+      for (const auto& run : runs_)
+        for (const auto& c : run.caches)
+          if (c.bytes > 0 && member_match(c, f) == MemberMatch::Same &&
+              (site_cache == nullptr || c.rows > site_cache->rows)) {
+            site_run = &run;
+            site_cache = &c;
+            by_member = true;
+          }
     // Else a cache of a run booting the owner whose creating chain passes through the owner class
     // (the call the finding names may sit in a loop or branch the chain records on another line).
     bool by_owner = false;
@@ -566,6 +602,7 @@ class Reconciler {
       for (const auto* run : booting_)
         for (const auto& c : run->caches)
           if (c.path != "build" && c.bytes > 0 && owned_by(*run, c, f.owner_class) &&
+              member_match(c, f) == MemberMatch::Unknown &&
               (site_cache == nullptr || c.rows > site_cache->rows)) {
             site_run = run;
             site_cache = &c;
@@ -581,12 +618,14 @@ class Reconciler {
       result.evidence = group_evidence(*site_run, c.path, c.concurrency);
       result.evidence.observed = observed_of(c);
       if (d != nullptr) result.evidence.declared = declared_of(*d);
-      auto observed = fmt::format("observed {} rows={} at concurrency {} ({}/row){}",
-                                  c.cache_class.empty() ? "cache" : c.cache_class, c.rows, c.concurrency,
-                                  format_bytes(c.bytes_per_row),
-                                  by_owner ? fmt::format(" created at {}:{}, {} on its call chain",
-                                                         display_path(c.file), c.line, f.owner_class)
-                                           : std::string());
+      auto observed = fmt::format(
+          "observed {} rows={} at concurrency {} ({}/row){}", c.cache_class.empty() ? "cache" : c.cache_class,
+          c.rows, c.concurrency, format_bytes(c.bytes_per_row),
+          by_member  ? fmt::format(" created at {}:{}, held in {} of {}", display_path(c.file), c.line,
+                                   members_text(c), c.owner)
+          : by_owner ? fmt::format(" created at {}:{}, {} on its call chain", display_path(c.file), c.line,
+                                   f.owner_class)
+                     : std::string());
       // A declaration the runtime collected that covers these bytes means the cache is declared after all
       // (through a hop or inheritance the static analysis did not follow).
       if (d != nullptr && within_tolerance(d->bytes_per_row, c.bytes_per_row, options_.tolerance)) {

@@ -196,6 +196,12 @@ json model_json(const ModelRun& run) {
       }
       caches.back()["chain"] = std::move(chain);
     }
+    if (!c.members.empty()) {
+      json members = json::array();
+      for (const auto& member : c.members)
+        members.push_back({{"owner", member.owner}, {"name", member.name}});
+      caches.back()["members"] = std::move(members);
+    }
   }
   json captures = json::array();
   for (const auto& c : run.captures) {

@@ -41,6 +41,7 @@ Json finding_json(const Finding& finding) {
                   {"message", finding.message},
                   {"related", std::move(related)},
                   {"fingerprint", finding.fingerprint}});
+  if (!finding.member.empty()) out["member"] = finding.member;
   if (finding.fix) {
     Json edits = Json::array();
     for (const FixEdit& e : finding.fix->edits)
