@@ -82,6 +82,7 @@ json finding_to_json(const Finding& f) {
               {"owner", f.owner_class},
               {"message", f.message},
               {"related", std::move(related)},
+              {"member", f.member},
               {"fingerprint", f.fingerprint},
               {"fix", fix_to_json(f.fix)}};
 }
@@ -95,6 +96,7 @@ Finding finding_from_json(const json& j) {
   f.message = j.at("message").get<std::string>();
   for (const auto& r : j.at("related"))
     f.related.push_back(RelatedLocation{location_from_json(r.at("loc")), r.at("message").get<std::string>()});
+  f.member = j.at("member").get<std::string>();
   f.fingerprint = j.at("fingerprint").get<std::string>();
   f.fix = fix_from_json(j.at("fix"));
   return f;
