@@ -6,7 +6,7 @@
 CANDIDATE defaults to build/kvlint. Copy a binary together with the C++ front-end module
 beside it (libkvlint_cpp_frontend.so), which it loads from its own directory; without it the
 C++ files give other diagnostics. Runs `kvlint check --no-cache --exit-zero --format json`
-with each binary on: this repository, examples/models, transformers 4.57.6 and vllm-omni 0.30.0
+with each binary on: this repository, examples/models, transformers 4.57.6, vllm-omni 0.26.0 and 0.30.0
 (~/.cache/kvlint/corpus) and the bench corpus (transformers + stdlib, under
 $KVLINT_BENCH_HOME, default ~/.cache/kvlint/bench-speed). Trees that are absent are
 reported as skipped. Exit 0 when every present tree gives byte-identical output, 1 otherwise
@@ -30,6 +30,7 @@ def trees():
     yield "repository", REPO, ["."]
     yield "examples/models", REPO, ["examples/models"]
     yield "transformers-4.57.6", CACHE / "corpus" / "transformers-4.57.6", ["."]
+    yield "vllm-omni-0.26.0", CACHE / "corpus" / "vllm-omni-0.26.0", ["."]
     yield "vllm-omni-0.30.0", CACHE / "corpus" / "vllm-omni-0.30.0", ["."]
     if bench:
         yield "bench corpus", bench[-1], ["transformers", "stdlib"]

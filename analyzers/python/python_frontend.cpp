@@ -6,6 +6,7 @@
 #include <tree_sitter/api.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -34,10 +35,15 @@ struct PythonAnalyzer::Impl {
   uint64_t last_steps = 0;
 
   Impl(const facts::Vocabulary& v, AnalysisBudget b) : vocabulary(v), budget(b), parser(ts_parser_new()) {
-    ts_parser_set_language(parser.get(), grammar.language);
+    if (!parser || !ts_parser_set_language(parser.get(), grammar.language))
+      throw std::runtime_error("tree-sitter could not load the tree-sitter-python grammar");
     for (const auto& name : vocabulary.cache_classes) cache_names.insert(name);
   }
 };
+
+std::string grammar_problem() {
+  return detail::grammar_problem(tree_sitter_python());
+}
 
 uint64_t AnalysisBudget::for_source(std::size_t bytes) const {
   return std::max(minimum_steps, steps_per_byte * static_cast<uint64_t>(bytes));

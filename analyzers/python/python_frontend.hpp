@@ -31,6 +31,11 @@ struct AnalysisBudget {
   uint64_t for_source(std::size_t bytes) const;
 };
 
+// Why the grammar built in cannot serve this front end (an ABI the core cannot load, or a node
+// kind or field the walk reads by id that the grammar lacks), empty when it can. kvlint checks
+// it at startup, so a grammar upgrade that renamed a node kind fails loudly, not silently.
+std::string grammar_problem();
+
 // Reusable analyzer: owns one tree-sitter parser, so an engine keeps one per
 // worker thread instead of creating a parser per file. Not thread-safe; one
 // instance per thread. Copies the vocabulary it is given.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 extern "C" const TSLanguage* tree_sitter_python();
@@ -116,7 +117,19 @@ enum class Sym : uint8_t {
   IfClause,
 };
 
-// Symbol and field ids of the grammar, resolved once per analyzer.
+// The names of `kinds` (named node kinds) and `fields` that `language` does not have, spelled
+// "node kind 'x'" / "field 'y'"; empty when it has them all.
+std::vector<std::string> missing_grammar_names(const TSLanguage* language,
+                                               const std::vector<const char*>& kinds,
+                                               const std::vector<const char*>& fields);
+// Why the front end cannot work with `language`: an ABI this core cannot load, or node kinds or
+// fields the walk reads by id that the grammar lacks (a grammar upgrade that renamed one would
+// otherwise make every such node read as Sym::Other, or every such field as absent, silently).
+// Empty when it can.
+std::string grammar_problem(const TSLanguage* language);
+
+// Symbol and field ids of the grammar, resolved once per analyzer. Throws std::runtime_error
+// with grammar_problem() when there is one.
 struct Grammar {
   const TSLanguage* language = tree_sitter_python();
   std::vector<Sym> by_symbol;

@@ -231,14 +231,19 @@ TEST(ResultCache, RoundTripsFactsAndDiagnostics) {
   d.kind = "parse-error";
   d.message = "missing ')'";
   const facts::Vocabulary vocab;
-  const std::string key = cache_key({"source", "v1", "cfg", &vocab, "pkg/m.py", "pkg.m", "/p/kvlint.toml"});
+  const std::string key =
+      cache_key({"source", "v1", "cfg", facts::signature(vocab), "pkg/m.py", "pkg.m", "/p/kvlint.toml"});
   EXPECT_EQ(key.size(), 32u);
-  EXPECT_NE(key, cache_key({"source!", "v1", "cfg", &vocab, "pkg/m.py", "pkg.m", "/p/kvlint.toml"}));
-  EXPECT_NE(key, cache_key({"source", "v2", "cfg", &vocab, "pkg/m.py", "pkg.m", "/p/kvlint.toml"}));
-  EXPECT_NE(key, cache_key({"source", "v1", "cfg2", &vocab, "pkg/m.py", "pkg.m", "/p/kvlint.toml"}));
+  EXPECT_NE(key, cache_key({"source!", "v1", "cfg", facts::signature(vocab), "pkg/m.py", "pkg.m",
+                            "/p/kvlint.toml"}));
+  EXPECT_NE(key, cache_key({"source", "v2", "cfg", facts::signature(vocab), "pkg/m.py", "pkg.m",
+                            "/p/kvlint.toml"}));
+  EXPECT_NE(key, cache_key({"source", "v1", "cfg2", facts::signature(vocab), "pkg/m.py", "pkg.m",
+                            "/p/kvlint.toml"}));
   facts::Vocabulary wider = vocab;
   wider.cache_classes.push_back("MyCache");
-  EXPECT_NE(key, cache_key({"source", "v1", "cfg", &wider, "pkg/m.py", "pkg.m", "/p/kvlint.toml"}));
+  EXPECT_NE(key, cache_key({"source", "v1", "cfg", facts::signature(wider), "pkg/m.py", "pkg.m",
+                            "/p/kvlint.toml"}));
   {
     ResultCache cache(dir.path() / "cache", "v1");
     EXPECT_FALSE(cache.lookup(key));
@@ -298,7 +303,8 @@ TEST(Pipeline, WarmCacheParsesNothingAndGivesTheSameResult) {
 TEST(Pipeline, ProjectCacheSubclassesWidenTheVocabulary) {
   TempDir dir;
   // base.py mentions a vocabulary class; user.py only the project subclass.
-  const std::string base = "from transformers import DynamicCache\nclass RingCache(DynamicCache):\n    pass\n";
+  const std::string base =
+      "from transformers import DynamicCache\nclass RingCache(DynamicCache):\n    pass\n";
   const std::string user =
       "from base import RingCache\nclass Owner:\n    def __init__(self):\n        self.c = RingCache()\n";
   dir.write("base.py", base);

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -586,6 +587,9 @@ int main(int argc, char** argv) {
 
   try {
     int code = kExitUsage;
+    if (*check || *facts_cmd)
+      if (const std::string problem = kvlint::python::grammar_problem(); !problem.empty())
+        throw std::runtime_error(problem);
     if (*check) code = run_check_command(check_args);
     if (*rules) code = run_rules_command(rules_format);
     if (*explain) code = run_explain_command(explain_code);

@@ -255,7 +255,7 @@ std::string cache_key(const CacheKeyInputs& in) {
   add_field(header, in.tool_version);
   add_field(header, in.config_fingerprint);
   add_field(header, in.config_location);
-  add_field(header, in.vocabulary ? facts::signature(*in.vocabulary) : std::string());
+  add_field(header, in.vocabulary_signature);
   add_field(header, in.path);
   add_field(header, in.module_name);
   XXH3_state_t* state = XXH3_createState();

@@ -29,7 +29,7 @@ struct CacheKeyInputs {
   std::string_view content;
   std::string_view tool_version;
   std::string_view config_fingerprint;
-  const facts::Vocabulary* vocabulary = nullptr;
+  std::string_view vocabulary_signature;  // facts::signature of the vocabulary analysed with
   std::string_view path;
   std::string_view module_name;
   // Where the configuration lives (its file, or its root directory): the same
