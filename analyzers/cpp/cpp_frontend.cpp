@@ -439,13 +439,13 @@ class FactsConsumer : public ASTConsumer {
     read_suppressions(ast, out_);
     WorkMeter work;
     work.budget = work_budget_;
-    Context cx{ast, vocabulary_, out_, {}, {}, {}, &work};
+    Context cx{ast, vocabulary_, out_, {}, {}, {}, &work, facts::FilePath(out_.path)};
     try {
       walk_translation_unit(cx);
     } catch (const WorkBudgetExceeded&) {
       // Cut off where the walk stood: the facts found so far stay, as for the Python front end.
       facts::Location where;
-      where.file = out_.path;
+      where.file = cx.file;
       if (work.last.isValid()) where = location_of(cx, SourceRange(work.last, work.last));
       if (where.line == 0) where.line = where.column = where.end_line = where.end_column = 1;
       out_.parse_problems.push_back(

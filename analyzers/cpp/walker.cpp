@@ -27,7 +27,7 @@ bool in_main_file(const Context& cx, SourceLocation at) {
 facts::Location location_of(const Context& cx, SourceRange range) {
   const SourceManager& sm = cx.ast.getSourceManager();
   facts::Location loc;
-  loc.file = cx.out.path;
+  loc.file = cx.file;
   const SourceLocation begin = sm.getExpansionLoc(range.getBegin());
   SourceLocation end = sm.getExpansionLoc(range.getEnd());
   end = Lexer::getLocForEndOfToken(end, 0, sm, cx.ast.getLangOpts());

@@ -63,6 +63,7 @@ struct Context {
   std::set<std::string> kv_by_use;
   std::set<std::string> borrowed_members;
   WorkMeter* work = nullptr;  // null: unbounded
+  facts::FilePath file;       // out.path, one copy shared by every location
 };
 
 // ---- walker.cpp: source text, locations, names ----

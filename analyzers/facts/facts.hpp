@@ -9,7 +9,9 @@
 // relative import); `simple_name()` gives the last component.
 #pragma once
 
+#include <compare>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,8 +21,49 @@ namespace kvlint::facts {
 
 inline constexpr std::size_t kMaxTextBytes = 240;
 
+// A file's path as the user named it, shared: the locations of one file's facts point at one
+// immutable copy (a large tree has over a million locations; one string each was a third of
+// the facts). Reads as a `const std::string&`; compares and orders by the text.
+class FilePath {
+ public:
+  FilePath() = default;
+  FilePath(std::string path)  // NOLINT(google-explicit-constructor): reads as a string
+      : text_(path.empty() ? nullptr : std::make_shared<const std::string>(std::move(path))) {}
+  FilePath(const char* path) : FilePath(std::string(path)) {}  // NOLINT(google-explicit-constructor)
+  explicit FilePath(std::string_view path) : FilePath(std::string(path)) {}
+  FilePath& operator=(std::string path) { return *this = FilePath(std::move(path)); }
+  FilePath& operator=(const char* path) { return *this = FilePath(std::string(path)); }
+
+  const std::string& str() const { return text_ ? *text_ : empty_text(); }
+  operator const std::string&() const { return str(); }  // NOLINT(google-explicit-constructor)
+  operator std::string_view() const { return str(); }    // NOLINT(google-explicit-constructor)
+  bool empty() const { return !text_; }
+  std::size_t size() const { return str().size(); }
+  const char* c_str() const { return str().c_str(); }
+
+  friend bool operator==(const FilePath& a, const FilePath& b) {
+    return a.text_ == b.text_ || a.str() == b.str();
+  }
+  friend std::strong_ordering operator<=>(const FilePath& a, const FilePath& b) {
+    return a.text_ == b.text_ ? std::strong_ordering::equal : a.str().compare(b.str()) <=> 0;
+  }
+  friend bool operator==(const FilePath& a, const std::string& b) { return a.str() == b; }
+  friend bool operator==(const FilePath& a, std::string_view b) { return a.str() == b; }
+  friend bool operator==(const FilePath& a, const char* b) { return a.str() == b; }
+  friend std::strong_ordering operator<=>(const FilePath& a, const std::string& b) {
+    return a.str().compare(b) <=> 0;
+  }
+
+ private:
+  static const std::string& empty_text() {
+    static const std::string empty;
+    return empty;
+  }
+  std::shared_ptr<const std::string> text_;
+};
+
 struct Location {
-  std::string file;  // path as the user named it (relative paths stay relative)
+  FilePath file;  // path as the user named it (relative paths stay relative)
   uint32_t line = 0;
   uint32_t column = 0;
   uint32_t end_line = 0;

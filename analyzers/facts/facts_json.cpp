@@ -113,7 +113,7 @@ ByteSpan span_from_json(const json& j) {
 json loc_json(const Location& l) {
   return json::array({l.line, l.column, l.end_line, l.end_column});
 }
-Location loc_from(const json& j, const std::string& file) {
+Location loc_from(const json& j, const FilePath& file) {
   Location l;
   l.file = file;
   l.line = j.at(0).get<uint32_t>();
@@ -126,10 +126,10 @@ Location loc_from(const json& j, const std::string& file) {
 // front end, but keep the round trip exact anyway).
 json loc_json(const Location& l, const std::string& file) {
   json j = loc_json(l);
-  if (l.file != file) j.push_back(l.file);
+  if (l.file != file) j.push_back(l.file.str());
   return j;
 }
-Location loc_from_checked(const json& j, const std::string& file) {
+Location loc_from_checked(const json& j, const FilePath& file) {
   Location l = loc_from(j, file);
   if (j.size() > 4) l.file = j.at(4).get<std::string>();
   return l;
@@ -198,7 +198,7 @@ struct Writer {
 };
 
 struct Reader {
-  const std::string& file;
+  FilePath file;  // one copy of the path for every location read
   Location loc(const json& j) const { return loc_from_checked(j, file); }
   Expression expr(const json& j) const {
     Expression e;
@@ -450,7 +450,7 @@ FileFacts file_facts_from_json(const json& j) {
   f.path = j.at("path").get<std::string>();
   f.language = enum_value(j.at("language"), kLanguages);
   f.module_name = j.at("module_name").get<std::string>();
-  const Reader r{f.path};
+  const Reader r{FilePath(f.path)};
 
   for (const auto& i : j.at("imports"))
     f.imports.push_back(

@@ -205,9 +205,9 @@ class FileWalker {
     return ts_node_is_null(n) ? TSNode{} : ts_node_named_child(n, i);
   }
   Location loc(TSNode n) const {
-    if (ts_node_is_null(n)) return Location{std::string(path_), 0, 0, 0, 0};
+    if (ts_node_is_null(n)) return Location{path_, 0, 0, 0, 0};
     const TSPoint s = ts_node_start_point(n), e = ts_node_end_point(n);
-    return Location{std::string(path_), s.row + 1, s.column + 1, e.row + 1, e.column + 1};
+    return Location{path_, s.row + 1, s.column + 1, e.row + 1, e.column + 1};
   }
   template <typename F>
   void for_each_named_child(Cursor& c, TSNode n, F&& f) {
@@ -485,7 +485,7 @@ class FileWalker {
   const Grammar& g_;
   const facts::Vocabulary& vocab_;
   const std::unordered_set<std::string_view>& cache_names_;
-  std::string_view path_;
+  facts::FilePath path_;  // shared by every location of the file
   std::string_view src_;
   facts::FileFacts& out_;
   Cursor aux_;                               // child enumeration for one node at a time

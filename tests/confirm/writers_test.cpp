@@ -40,7 +40,11 @@ ConfirmReport sample_report() {
   kv202.finding.loc = {"/x/model.py", 30, 5, 30, 20};
   kv202.finding.owner_class = "Dec";
   kv202.finding.message = "FIXED rows on a per-request cache";
-  kv202.finding.related.push_back({{"/x/model.py", 18, 9, 0, 0}, "kept per request id here"});
+  RelatedLocation
+      kept_here;  // built by members: GCC 12 sees the braced temporary's shared path as uninitialized
+  kept_here.loc = {"/x/model.py", 18, 9, 0, 0};
+  kept_here.message = "kept per request id here";
+  kv202.finding.related.push_back(std::move(kept_here));
   kv202.finding.fingerprint = "abc123";
   InputFinding kv403;  // a static-only rule
   kv403.name = "hand-written-geometry";
@@ -185,7 +189,10 @@ TEST(Writers, NonUtf8PathsKeepTheirBytesAndTheDocumentStaysValid) {
   kv101.finding.loc = {latin1, 8, 9, 8, 30};
   kv101.finding.owner_class = "Dec";
   kv101.finding.message = "undeclared cache in caf\xe9.py";
-  kv101.finding.related.push_back({{latin1, 5, 1, 0, 0}, "class here"});
+  RelatedLocation class_here;  // built by members, as kept_here above
+  class_here.loc = {latin1, 5, 1, 0, 0};
+  class_here.message = "class here";
+  kv101.finding.related.push_back(std::move(class_here));
   ConfirmReport report = reconcile({kv101}, {run}, {});
   report.runtime_findings.push_back(
       {"RT001", "unflagged-cache", Severity::Warning, latin1, 8, "Dec", "m", {}});

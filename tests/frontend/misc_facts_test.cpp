@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analyzers/facts/compact.hpp"
 #include "analyzers/facts/facts_json.hpp"
 #include "tests/frontend/frontend_test_support.hpp"
 
@@ -332,14 +333,26 @@ std::string attribute_chain_file(std::size_t target_bytes, std::size_t chain_len
   std::string out = "from transformers import DynamicCache\n";
   for (int i = 0; out.size() < target_bytes; ++i) {
     const std::string n = std::to_string(i);
-    out += "C" + n + " = f()" + x + "\n"
-           "class K" + n + "(nn.Module):\n"
+    out += "C" + n + " = f()" + x +
+           "\n"
+           "class K" +
+           n +
+           "(nn.Module):\n"
            "    def __init__(self, b):\n"
-           "        self.a = g()" + x + "\n"
-           "        self.c = DynamicCache(b[0]" + x + ")\n"
-           "        if k()" + x + ".capacity_source == b" + x + ":\n"
-           "            self.d = DynamicCache(max_cache_len=b" + x + ".scope * 2)\n"
-           "        h(b" + x + ", use_cache=True)\n";
+           "        self.a = g()" +
+           x +
+           "\n"
+           "        self.c = DynamicCache(b[0]" +
+           x +
+           ")\n"
+           "        if k()" +
+           x + ".capacity_source == b" + x +
+           ":\n"
+           "            self.d = DynamicCache(max_cache_len=b" +
+           x +
+           ".scope * 2)\n"
+           "        h(b" +
+           x + ", use_cache=True)\n";
   }
   return out;
 }
@@ -487,6 +500,44 @@ TEST(FrontendRealCode, StdlibFilesAnalyzeWithoutProblems) {
     EXPECT_FALSE(f.classes.empty()) << name;
     EXPECT_FALSE(f.imports.empty()) << name;
   }
+}
+
+// The engine compacts every file's facts it keeps: they read the same afterwards, hold no
+// spare vector capacity, and all their locations share one copy of the path.
+TEST(FrontendFactsCompact, SameFactsOnePathNoSpareCapacity) {
+  facts::FileFacts f = analyze(R"PY(import torch
+from transformers import DynamicCache
+
+class Decoder(torch.nn.Module):
+    def __init__(self, config):
+        self.use_graphs = not config.enforce_eager
+        if config.use_cache:
+            self.cache = DynamicCache()
+
+    def forward(self, x, past_key_values=None):
+        if past_key_values is not None and self.use_graphs:
+            return self.step(x, past_key_values=past_key_values)
+        return self.lm(x, use_cache=True)
+)PY");
+  ASSERT_FALSE(f.classes.empty());
+  ASSERT_FALSE(f.cache_sites.empty());
+  ASSERT_FALSE(f.attribute_assignments.empty());
+  // A location holding its own copy of the same path, as one read from elsewhere would.
+  f.cache_sites[0].loc.file = std::string("snippet.py");
+  f.classes.reserve(f.classes.size() + 8);
+  const nlohmann::json before = facts::to_json(f);
+  ASSERT_NE(&f.cache_sites[0].loc.file.str(), &f.classes[0].loc.file.str());
+
+  facts::compact(f);
+
+  EXPECT_EQ(facts::to_json(f), before);
+  EXPECT_EQ(f.classes.capacity(), f.classes.size());
+  const std::string* shared = &f.classes[0].loc.file.str();
+  EXPECT_EQ(*shared, "snippet.py");
+  EXPECT_EQ(&f.cache_sites[0].loc.file.str(), shared);
+  EXPECT_EQ(&f.imports[0].loc.file.str(), shared);
+  EXPECT_EQ(&f.attribute_assignments[0].value.loc.file.str(), shared);
+  for (const auto& g : f.cache_sites[0].guards) EXPECT_EQ(&g.condition.loc.file.str(), shared);
 }
 
 }  // namespace

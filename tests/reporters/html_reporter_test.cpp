@@ -67,7 +67,7 @@ TEST(HtmlReporter, HostileTextIsEscapedEverywhere) {
   const std::string hostile = "<script>alert(\"x\")</script>'\x1b[31m&amp;";
   Finding finding = test::make_finding("KV101", Severity::Error, {"dir/" + hostile + ".py", 1, 1, 1, 2},
                                        hostile, "built `" + hostile + "` here " + hostile, "\"><script>");
-  finding.related.push_back({{hostile, 2, 1, 2, 2}, hostile});
+  finding.related.push_back(test::related_at({hostile, 2, 1, 2, 2}, hostile));
   result.findings.push_back(finding);
   result.diagnostics.push_back({hostile, 1, 1, hostile, hostile});
   ReviewData review;

@@ -122,8 +122,8 @@ TEST(JsonReporter, SchemaRejectsDocumentsThatBreakTheContract) {
 TEST(JsonReporter, NonUtf8PathsKeepTheirBytesInPathBytes) {
   CheckResult result;
   Finding finding = test::make_finding("KV101", Severity::Error, {"caf\xe9.py", 1, 1, 1, 2}, "A", "m", "x");
-  finding.related.push_back({{"ok.py", 2, 1, 2, 2}, "fine"});
-  finding.related.push_back({{"b\xff.py", 3, 1, 3, 2}, "bytes"});
+  finding.related.push_back(test::related_at({"ok.py", 2, 1, 2, 2}, "fine"));
+  finding.related.push_back(test::related_at({"b\xff.py", 3, 1, 3, 2}, "bytes"));
   result.findings.push_back(std::move(finding));
   result.diagnostics.push_back({"d\xfe.py", 0, 0, "read-error", "m"});
   const Json doc = render_json(result);

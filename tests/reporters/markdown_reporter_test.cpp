@@ -76,7 +76,8 @@ TEST(MarkdownReporter, CodeSpansInMessagesStayCode) {
 TEST(MarkdownReporter, LongEvidenceIsFoldedInDetails) {
   CheckResult result = test::sample_result();
   for (uint32_t line = 50; line < 54; ++line)
-    result.findings[0].related.push_back({{"examples/models/codec.py", line, 1, line, 2}, "also here"});
+    result.findings[0].related.push_back(
+        test::related_at({"examples/models/codec.py", line, 1, line, 2}, "also here"));
   const std::string text = render_report(result, OutputFormat::Markdown, ReportOptions{});
   EXPECT_NE(text.find("- <details><summary>**KV101** at line 18: 6 lines of evidence</summary>\n\n"
                       "  - `examples/models/codec.py:33:5`: cache kept per request id here\n"),

@@ -14,6 +14,15 @@
 
 namespace kvlint::test {
 
+// A related location built member by member: GCC 12 warns, wrongly, that the shared path
+// (facts::FilePath) of a braced RelatedLocation temporary may be used uninitialized.
+inline RelatedLocation related_at(facts::Location loc, std::string message) {
+  RelatedLocation related;
+  related.loc = std::move(loc);
+  related.message = std::move(message);
+  return related;
+}
+
 inline Finding make_finding(std::string code, Severity severity, facts::Location loc, std::string owner,
                             std::string message, std::string fingerprint) {
   Finding finding;
@@ -33,8 +42,8 @@ inline CheckResult sample_result() {
       make_finding("KV101", Severity::Error, {"examples/models/codec.py", 18, 9, 18, 40}, "StreamingDecoder",
                    "DynamicCache built here is not declared", "0123abcd");
   undeclared.related.push_back(
-      {{"examples/models/codec.py", 33, 5, 33, 20}, "cache kept per request id here"});
-  undeclared.related.push_back({{"examples/models/runner.py", 7, 1, 7, 9}, "owner built here"});
+      related_at({"examples/models/codec.py", 33, 5, 33, 20}, "cache kept per request id here"));
+  undeclared.related.push_back(related_at({"examples/models/runner.py", 7, 1, 7, 9}, "owner built here"));
   result.findings.push_back(std::move(undeclared));
   result.findings.push_back(make_finding("KV104", Severity::Warning,
                                          {"examples/models/codec.py", 40, 5, 40, 30}, "Talker",
@@ -55,7 +64,7 @@ inline CheckResult odd_result() {
   CheckResult result;
   Finding finding =
       make_finding("KV101", Severity::Error, {kOddPath, 2, 3, 2, 5}, "Own", kOddMessage, "f00d");
-  finding.related.push_back({{kOddPath, 9, 1, 9, 4}, "kept, here: 100%"});
+  finding.related.push_back(related_at({kOddPath, 9, 1, 9, 4}, "kept, here: 100%"));
   result.findings.push_back(std::move(finding));
   result.diagnostics.push_back({"bad,file:1.py", 0, 0, "read-error", "cannot read: 100% gone\r\nreally"});
   result.stats.files_found = 2;

@@ -260,7 +260,7 @@ TEST(TextReporter, ControlCharactersFromSourceAreShownEscaped) {
   CheckResult result;
   result.findings.push_back(make_finding("KV101", Severity::Error, {path, 1, 17, 1, 31}, "A\x1b[31m",
                                          "spec `kv\x1b[2J\xc2\x9b\xff` \r\nforged", "x"));
-  result.findings.back().related.push_back({{path, 1, 1, 1, 2}, "note \x1b]0;title\x07"});
+  result.findings.back().related.push_back(test::related_at({path, 1, 1, 1, 2}, "note \x1b]0;title\x07"));
   result.diagnostics.push_back({path, 0, 0, "read-error", "bad \x1b[1m"});
   const std::string text = render_report(result, OutputFormat::Text, plain_options());
   EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;

@@ -178,8 +178,9 @@ TEST_P(RuleFixture, FindingsMatchInlineExpectations) {
   std::set<Expectation> actual;
   std::string details;
   for (const auto& f : result.findings) {
-    actual.emplace(relative_to(f.loc.file, fx), f.loc.line, f.code);
-    details += "  " + f.loc.file + ":" + std::to_string(f.loc.line) + ": " + f.code + " " + f.message + "\n";
+    actual.emplace(relative_to(f.loc.file.str(), fx), f.loc.line, f.code);
+    details +=
+        "  " + f.loc.file.str() + ":" + std::to_string(f.loc.line) + ": " + f.code + " " + f.message + "\n";
   }
   for (const auto& d : result.diagnostics)
     if (d.kind != "parse-error" && d.kind != "degraded")
@@ -195,7 +196,7 @@ TEST_P(RuleFixture, FindingsMatchInlineExpectations) {
     const Expectation& where = entry.first;  // a named variable: clang 14 cannot capture a structured binding
     for (const auto& piece : entry.second) {
       const bool found = std::any_of(result.findings.begin(), result.findings.end(), [&](const auto& f) {
-        return Expectation{relative_to(f.loc.file, fx), f.loc.line, f.code} == where &&
+        return Expectation{relative_to(f.loc.file.str(), fx), f.loc.line, f.code} == where &&
                f.message.find(piece) != std::string::npos;
       });
       EXPECT_TRUE(found) << fx.path << ":" << std::get<1>(where) << ": no " << std::get<2>(where)
@@ -229,8 +230,8 @@ void expect_cpp_spelling(const kvlint::Finding& f, const std::string& origin) {
     for (const char* python : {"self.", "__init__", "RowDriver.", "ModelLocalKVScope", "spec_from_hf_config",
                                "nn.Module`", "def "})
       EXPECT_EQ(text.find(python), std::string::npos)
-          << origin << ": " << f.loc.file << ":" << f.loc.line << " " << f.code << " " << what << " has `"
-          << python << "`: " << text;
+          << origin << ": " << f.loc.file.str() << ":" << f.loc.line << " " << f.code << " " << what
+          << " has `" << python << "`: " << text;
 }
 
 bool is_cpp_file(const fs::path& path) {
@@ -267,7 +268,7 @@ TEST(CppFindings, ExampleCppModelsSpeakCpp) {
   options.use_cache = false;
   std::size_t cpp_findings = 0;
   for (const auto& f : kvlint::run_check(options).findings) {
-    if (!is_cpp_file(f.loc.file)) continue;
+    if (!is_cpp_file(f.loc.file.str())) continue;
     ++cpp_findings;
     expect_cpp_spelling(f, "examples/models");
   }

@@ -140,11 +140,11 @@ class Reconciler {
   FindingResult reconcile(const InputFinding& input) {
     FindingResult result{input, Verdict::NotChecked, {}};
     const auto& f = input.finding;
-    primary_ = Site{real_path(f.loc.file, options_.bases), f.loc.line};
+    primary_ = Site{real_path(f.loc.file.str(), options_.bases), f.loc.line};
     sites_.clear();
     sites_.insert(primary_);
     for (const auto& related : f.related)
-      sites_.insert(Site{real_path(related.loc.file, options_.bases), related.loc.line});
+      sites_.insert(Site{real_path(related.loc.file.str(), options_.bases), related.loc.line});
     booting_.clear();
     for (const auto& run : runs_)
       if (std::find(run.owners.begin(), run.owners.end(), f.owner_class) != run.owners.end())
@@ -188,9 +188,9 @@ class Reconciler {
   std::vector<RuntimeFinding> runtime_findings(const std::vector<InputFinding>& findings) {
     std::set<Site> named;
     for (const auto& input : findings) {
-      named.insert(Site{real_path(input.finding.loc.file, options_.bases), input.finding.loc.line});
+      named.insert(Site{real_path(input.finding.loc.file.str(), options_.bases), input.finding.loc.line});
       for (const auto& related : input.finding.related)
-        named.insert(Site{real_path(related.loc.file, options_.bases), related.loc.line});
+        named.insert(Site{real_path(related.loc.file.str(), options_.bases), related.loc.line});
     }
     std::vector<RuntimeFinding> out;
     std::set<std::tuple<std::string, std::string, uint32_t>> reported;  // code, real file, line

@@ -192,7 +192,7 @@ std::vector<SelectedEntry> select_entries(const std::vector<InputFinding>& findi
         const auto& owner = input.finding.owner_class;
         if (owner.empty() || std::find(entry.owners.begin(), entry.owners.end(), owner) != entry.owners.end())
           continue;
-        fs::path file = real(input.finding.loc.file);
+        fs::path file = real(input.finding.loc.file.str());
         if (std::any_of(roots.begin(), roots.end(), [&](const fs::path& r) { return is_under(file, r); }))
           entry.owners.push_back(owner);
       }

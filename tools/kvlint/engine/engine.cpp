@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "analyzers/facts/compact.hpp"
 #include "analyzers/facts/line_ends.hpp"
 #include "analyzers/facts/project.hpp"
 #include "analyzers/python/python_frontend.hpp"
@@ -551,6 +552,7 @@ class ProjectRun {
       if (cache_) {
         if (auto hit = cache_->lookup(key)) {
           state.facts = std::move(hit->facts);
+          facts::compact(*state.facts);
           state.analysis_diagnostics = std::move(hit->diagnostics);
           return;
         }
@@ -583,6 +585,7 @@ class ProjectRun {
       state.parsed_bytes = content->size();
       if (cache_) cache_->store(key, state.file.absolute.string(), analysis);
       state.facts = std::move(analysis.facts);
+      facts::compact(*state.facts);
       state.analysis_diagnostics = std::move(analysis.diagnostics);
       state.parsed = true;
     });
@@ -636,6 +639,7 @@ class ProjectRun {
         // The key covers the file and its command; the headers it read are checked here.
         if (auto hit = cache_->lookup(key); hit && included_files_->holds(hit->dependencies)) {
           state.facts = std::move(hit->facts);
+          facts::compact(*state.facts);
           state.analysis_diagnostics = std::move(hit->diagnostics);
           state.dependencies = std::move(hit->dependencies);
           state.analysis_failed = false;
@@ -707,6 +711,7 @@ class ProjectRun {
       if (cache_ && !cpp.failed && cpp.dependencies_known)
         cache_->store(key, state.file.absolute.string(), analysis);
       state.facts = std::move(analysis.facts);
+      facts::compact(*state.facts);
       state.analysis_diagnostics = std::move(analysis.diagnostics);
       state.dependencies = std::move(analysis.dependencies);
       state.analysis_failed = cpp.failed;

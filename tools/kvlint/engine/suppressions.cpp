@@ -104,8 +104,8 @@ SuppressionOutcome apply_suppressions(std::vector<Finding> findings,
 
   auto ignored_by_config = [&](const Finding& f) {
     auto it = match_paths.find(f.loc.file);
-    return config.is_ignored_for(f.code,
-                                 it != match_paths.end() ? it->second : std::filesystem::path(f.loc.file));
+    return config.is_ignored_for(
+        f.code, it != match_paths.end() ? it->second : std::filesystem::path(f.loc.file.str()));
   };
 
   // Engine findings about the suppressions themselves.
