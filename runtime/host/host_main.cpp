@@ -507,12 +507,7 @@ class Host {
       } else {
         group.all_members = false;
       }
-      for (auto& frame : chain_of(allocation)) {
-        const bool seen = std::any_of(group.chain.begin(), group.chain.end(), [&](const SourceSite& s) {
-          return s.line == frame.line && s.file == frame.file;
-        });
-        if (!seen) group.chain.push_back(std::move(frame));
-      }
+      for (auto& frame : chain_of(allocation)) add_frame(group.chain, std::move(frame));
       Line& line = group.lines[{site.file, site.line}];
       line.site = site;
       line.count += 1;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <utility>
 
 #ifdef KVLINT_HOST_WITH_LLVM
 #include <llvm/DebugInfo/DWARF/DWARFContext.h>
@@ -250,16 +251,18 @@ std::vector<SourceSite> Symbolizer::frames_at(std::uintptr_t return_address) {
   return frames;
 }
 
+void add_frame(std::vector<SourceSite>& chain, SourceSite frame) {
+  const bool seen = std::any_of(chain.begin(), chain.end(), [&](const SourceSite& s) {
+    return s.line == frame.line && s.file == frame.file;
+  });
+  if (!seen) chain.push_back(std::move(frame));
+}
+
 std::vector<SourceSite> Symbolizer::chain(const std::vector<std::uintptr_t>& return_addresses) {
   std::vector<SourceSite> out;
   for (std::uintptr_t address : return_addresses)
-    for (auto& frame : frames_at(address)) {
-      if (frame.file.empty() || is_library_source(frame.file)) continue;
-      const bool seen = std::any_of(out.begin(), out.end(), [&](const SourceSite& s) {
-        return s.line == frame.line && s.file == frame.file;
-      });
-      if (!seen) out.push_back(frame);
-    }
+    for (auto& frame : frames_at(address))
+      if (!frame.file.empty() && !is_library_source(frame.file)) add_frame(out, frame);
   return out;
 }
 

@@ -20,6 +20,9 @@ struct SourceSite {
   std::string owner;     // the class of `function` ("CppTalker" for ns::CppTalker::step(int)), or ""
 };
 
+// Appends `frame` unless `chain` already has its file:line (a call chain names each line once).
+void add_frame(std::vector<SourceSite>& chain, SourceSite frame);
+
 // An `at::Tensor` data member of a class (or of one of its bases) at `offset` in the object.
 struct TensorMember {
   std::string name;             // "past_values_"

@@ -349,7 +349,7 @@ class Tracker:
                 record.apply((id(new), layer_idx), _measure_tensors(tensors, self._torch.Tensor))
         record.site.set_object(record)
 
-    def _on_copy_source(self, cache: Any, frame: Any) -> None:
+    def _on_copy_source(self, cache: Any) -> None:
         """A cache being deep-copied is read whole: re-measure it, as it is now.
 
         Real code fills caches without update(): Qwen3-TTS's `_batch_dynamic_caches` deep-copies
@@ -517,7 +517,7 @@ class Tracker:
             else:
                 reductor = getattr(self, "__reduce_ex__")(4)
                 new = copy._reconstruct(self, memo, *reductor)  # what copy.deepcopy does without a hook
-            tracker._on_copy_source(self, sys._getframe(1))
+            tracker._on_copy_source(self)
             tracker._on_copy(new, sys._getframe(1))
             return new
 
