@@ -9,8 +9,12 @@
 // relative import); `simple_name()` gives the last component.
 #pragma once
 
+#include <algorithm>
 #include <compare>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -95,9 +99,9 @@ struct ByteSpan {
 enum class LiteralKind { None, Int, Float, String, Bool, NoneValue };
 
 struct Expression {
-  std::string text;                          // as written
-  LiteralKind literal = LiteralKind::None;   // kind when the whole expression is a literal (see above)
-  std::string literal_value;                 // the literal's value (see LiteralKind)
+  std::string text;                         // as written
+  LiteralKind literal = LiteralKind::None;  // kind when the whole expression is a literal (see above)
+  std::string literal_value;                // the literal's value (see LiteralKind)
   // Dotted names read in it: "self.config.sliding_window", "max_model_len"; `getattr(obj, "x", ...)`
   // and `hasattr(obj, "x")` on a dotted object also read "obj.x".
   std::vector<std::string> names;
@@ -106,10 +110,12 @@ struct Expression {
   // the same function (`cfg = self._llm_config`): that assignment's text. `names` then
   // includes the names the assignment reads.
   std::string alias_of;
+
+  bool operator==(const Expression&) const = default;
 };
 
 struct Argument {
-  std::string keyword;  // empty for a positional argument
+  std::string keyword;    // empty for a positional argument
   uint32_t position = 0;  // 0-based index among positionals (ignored for keywords)
   Expression value;
 };
@@ -129,37 +135,107 @@ struct Guard {
   bool negated = false;
   Expression condition;  // for Loop: the iterable / while condition
   // What the condition reads, so rules can tell owner state from call arguments.
-  std::vector<std::string> self_attributes;  // "async_chunk" for `self.async_chunk`, "cfg.streaming" for `self.cfg.streaming`
-  std::vector<std::string> parameters;       // parameters of the enclosing function that it reads
-  std::vector<std::string> calls;            // dotted callees: "torch.cuda.is_available"
+  // "async_chunk" for `self.async_chunk`, "cfg.streaming" for `self.cfg.streaming`
+  std::vector<std::string> self_attributes;
+  std::vector<std::string> parameters;  // parameters of the enclosing function that it reads
+  std::vector<std::string> calls;       // dotted callees: "torch.cuda.is_available"
   // Parameters and `self.` attributes (dotted as read: "caches", "self.decoder._graph_wrapper")
   // that the condition, where the guard holds, needs to be set (not None): `caches is not None`,
   // `caches` or `"k" in caches` as the condition; `caches is None` when negated (else arm, early
   // return); through `and` / `or` / `not`, and `getattr(obj, "x", None)` for `obj.x`.
   std::vector<std::string> given;
+
+  bool operator==(const Guard&) const = default;
+};
+
+// A fact's guards, innermost first, read as a sequence of `const Guard&`. Each guard is held
+// shared and immutable, so facts under the same conditions can hold one copy of each (facts::compact
+// makes a file's equal guards one: every call of a method under one `if` copied that guard, the
+// largest part of a large tree's facts). Built like a vector; a guard is never changed in place.
+class Guards {
+  using Shared = std::shared_ptr<const Guard>;
+  using List = std::vector<Shared>;
+
+ public:
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Guard;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Guard*;
+    using reference = const Guard&;
+    const_iterator() = default;
+    explicit const_iterator(List::const_iterator at) : at_(at) {}
+    reference operator*() const { return **at_; }
+    pointer operator->() const { return at_->get(); }
+    const_iterator& operator++() {
+      ++at_;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator before = *this;
+      ++at_;
+      return before;
+    }
+    bool operator==(const const_iterator&) const = default;
+
+   private:
+    List::const_iterator at_;
+  };
+
+  Guards() = default;
+  Guards(std::vector<Guard> guards) {  // NOLINT(google-explicit-constructor): built like a vector
+    list_.reserve(guards.size());
+    for (auto& g : guards) push_back(std::move(g));
+  }
+  Guards(std::initializer_list<Guard> guards) : Guards(std::vector<Guard>(guards)) {}
+
+  void push_back(Guard g) { list_.push_back(std::make_shared<const Guard>(std::move(g))); }
+  void push_back(std::shared_ptr<const Guard> g) { list_.push_back(std::move(g)); }
+  // Appends `more`'s guards, shared.
+  void append(const Guards& more) { list_.insert(list_.end(), more.list_.begin(), more.list_.end()); }
+  void clear() { list_.clear(); }
+
+  bool empty() const { return list_.empty(); }
+  std::size_t size() const { return list_.size(); }
+  const Guard& operator[](std::size_t i) const { return *list_[i]; }
+  const Guard& front() const { return *list_.front(); }
+  const Guard& back() const { return *list_.back(); }
+  const_iterator begin() const { return const_iterator(list_.begin()); }
+  const_iterator end() const { return const_iterator(list_.end()); }
+
+  // For facts::compact: the shared guards themselves, to make equal ones one.
+  List& shared() { return list_; }
+
+  friend bool operator==(const Guards& a, const Guards& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+
+ private:
+  List list_;
 };
 
 // How a constructed object is kept.
 enum class Retention {
-  SelfAttribute,   // self.x = Cache(...)
-  SelfContainer,   // self._d[key] = Cache(...), self._l.append(Cache(...)), setdefault(key, Cache(...))
-  Returned,        // returned (or yielded) from the function, directly or through a local
-  PassedToCall,    // handed to another call as an argument (e.g. past_key_values=Cache(...))
-  Local,           // only bound to a local or not bound at all
-  ModuleGlobal,    // assigned at module level
+  SelfAttribute,  // self.x = Cache(...)
+  SelfContainer,  // self._d[key] = Cache(...), self._l.append(Cache(...)), setdefault(key, Cache(...))
+  Returned,       // returned (or yielded) from the function, directly or through a local
+  PassedToCall,   // handed to another call as an argument (e.g. past_key_values=Cache(...))
+  Local,          // only bound to a local or not bound at all
+  ModuleGlobal,   // assigned at module level
 };
 
 struct CacheSite {
-  std::string cache_class;   // canonical simple name of the class constructed: "DynamicCache"
-  std::string written;       // callee as written: "DC", "cu.DynamicCache"
-  std::string owner_class;   // enclosing class; empty for module-level code
-  std::string method;        // enclosing function; empty at class/module level
-  Location loc;              // the constructor call
+  std::string cache_class;  // canonical simple name of the class constructed: "DynamicCache"
+  std::string written;      // callee as written: "DC", "cu.DynamicCache"
+  std::string owner_class;  // enclosing class; empty for module-level code
+  std::string method;       // enclosing function; empty at class/module level
+  Location loc;             // the constructor call
   std::vector<Argument> args;
   Retention retention = Retention::Local;
-  std::string retained_as;   // "self.cache", "self._caches", "past_key_values"
+  std::string retained_as;                  // "self.cache", "self._caches", "past_key_values"
   std::optional<Expression> container_key;  // key for SelfContainer via subscript: `request_id`
-  std::vector<Guard> guards;  // innermost first
+  Guards guards;                            // innermost first
   // Built only when the caller asks for one: the site sits under a guard on a
   // parameter (`use_cache`, `past_key_values is None`) and the object is handed
   // back (returned, stored into a returned output, or stored into an object the
@@ -177,12 +253,12 @@ struct CacheSite {
 struct ImplicitCacheSite {
   std::string owner_class;
   std::string method;
-  Location loc;            // the call
-  std::string callee;      // as written: "self.lm", "self.model.generate"
+  Location loc;        // the call
+  std::string callee;  // as written: "self.lm", "self.model.generate"
   enum class Reason { NoPastKeyValues, PastKeyValuesStartsNone };
   Reason reason = Reason::NoPastKeyValues;
   std::optional<Location> none_origin;  // where the past_key_values variable was set to None
-  std::vector<Guard> guards;
+  Guards guards;
   // What is called, so rules can tell something that can be a transformers model from
   // any function that takes a `use_cache` keyword.
   enum class CalleeRoot {
@@ -223,8 +299,9 @@ struct CaptureSite {
   std::string method;
   Location loc;
   std::string written;  // "torch.cuda.graph", "self.graph.capture_begin"
-  std::vector<Guard> guards;
-  std::vector<std::string> captured_calls;  // callees inside the capture body (`self.model`, `self.forward_step`)
+  Guards guards;
+  std::vector<std::string>
+      captured_calls;  // callees inside the capture body (`self.model`, `self.forward_step`)
   // A call in the capture body passes `use_cache=True`: the captured code itself
   // builds or extends a transformers cache.
   bool captured_writes_kv = false;
@@ -237,7 +314,7 @@ enum class RowsDriver { Absent, Fixed, MaxNumSeqs, Other };
 // One spec as written: `spec_from_hf_config(cfg, name=..., ...)` or `ModelLocalKVSpec(...)`.
 struct SpecFact {
   Location loc;
-  std::string constructor;  // canonical: "spec_from_hf_config" or "ModelLocalKVSpec"
+  std::string constructor;           // canonical: "spec_from_hf_config" or "ModelLocalKVSpec"
   std::optional<Expression> config;  // first positional of spec_from_hf_config
   // Canonical field names (renamed protocol spellings already mapped):
   // name, layers, kv_heads, head_dim, dtype, physical_capacity_positions,
@@ -247,7 +324,7 @@ struct SpecFact {
   // field missing from `fields` is unknown rather than absent (see may_set).
   std::vector<Expression> unpacked;
   RowsDriver rows = RowsDriver::Absent;  // Absent also when `rows` may come from `unpacked`
-  std::vector<Guard> guards;             // guards inside the declaring method, early returns included
+  Guards guards;                         // guards inside the declaring method, early returns included
   const Argument* field(std::string_view canonical_name) const {
     for (const auto& f : fields)
       if (f.keyword == canonical_name) return &f;
@@ -262,7 +339,7 @@ struct SpecFact {
 struct Forward {
   std::string via_attribute;  // "gen" (the first attribute after self)
   Location loc;
-  std::vector<Guard> guards;
+  Guards guards;
 };
 
 // `name = value` inside a declaration method, so a spec field written as a local
@@ -279,7 +356,7 @@ struct Declaration {
   Location loc;  // the def
   std::vector<SpecFact> specs;
   std::vector<Forward> forwards;
-  bool returns_empty_somewhere = false;  // `return []` / `return ()` on some path
+  bool returns_empty_somewhere = false;            // `return []` / `return ()` on some path
   std::vector<LocalAssignment> local_assignments;  // in source order (the method itself, not helpers)
 };
 
@@ -351,11 +428,11 @@ struct ReverseAssignment {
 // class included), so rules can see a gate the holder puts around building a class:
 // `if enforce_eager: return` before `self.wrapper = GraphWrapper(...)`.
 struct Construction {
-  std::string owner_class;   // empty in a module-level function
+  std::string owner_class;  // empty in a module-level function
   std::string method;
   std::string target_class;  // resolved dotted name, as OwnershipHop::target_class
   Location loc;              // the call
-  std::vector<Guard> guards;  // innermost first
+  Guards guards;             // innermost first
   // The class method called (`capture` for `Graph.capture(self, buf)`); empty for `Cls(...)`.
   std::string factory;
   // The arguments, so rules can see what the constructor is told (`enabled=not enforce_eager`)
@@ -363,7 +440,7 @@ struct Construction {
   std::vector<Argument> args;
 };
 
-struct Constant {  // NAME = <literal> at module or class level
+struct Constant {           // NAME = <literal> at module or class level
   std::string owner_class;  // empty at module level
   std::string name;
   Expression value;
@@ -382,7 +459,7 @@ struct CallPass {
   uint32_t positionals = 0;           // positional arguments before any `*` splat
   std::vector<std::string> keywords;  // keywords passed, those given a literal `None` left out
   bool unpacked = false;              // a `*args` / `**kwargs` splat: it may pass any parameter
-  std::vector<Guard> guards;          // if / else / early return / ternary, innermost first
+  Guards guards;                      // if / else / early return / ternary, innermost first
 };
 inline constexpr std::size_t kMaxCallPasses = 8;
 
@@ -401,7 +478,7 @@ struct CallFact {
   // conditions the first call runs under (if / else / early return / ternary, innermost
   // first); empty when some call to it runs unconditionally. The same for a bare function
   // name (`capture_decode_step(self, bs)`, a module-level function).
-  std::vector<Guard> guards;
+  Guards guards;
   // For a bare function name: the first call's arguments (string literals left out), so a
   // parameter's class can come from what the caller passes (`self` for `model`).
   std::vector<Argument> args;
@@ -453,12 +530,13 @@ struct ImportFact {
 // other `# kvlint:` comment (no brackets, `[]`, an unclosed `[`, an unknown directive) is
 // kept with `malformed` set: it suppresses nothing, and the engine reports it (KV904).
 struct Suppression {
-  Location loc;              // the comment
-  bool file_level = false;   // ignore-file[...]
+  Location loc;                    // the comment
+  bool file_level = false;         // ignore-file[...]
   std::vector<std::string> codes;  // codes or prefixes as written; empty exactly when malformed
-  std::string reason;        // trimmed text after the bracket; empty when none
-  uint32_t applies_to_line = 0;  // the line it covers: its own line when the comment trails code, else the next code line
-  std::string malformed;     // why it is not a valid suppression; empty when it is one
+  std::string reason;              // trimmed text after the bracket; empty when none
+  uint32_t applies_to_line =
+      0;  // the line it covers: its own line when the comment trails code, else the next code line
+  std::string malformed;  // why it is not a valid suppression; empty when it is one
   // For fixes: the comment; each code as written (parallel to `codes`); and what removing the
   // whole comment removes: its line, newline included, when the comment is alone on it, else
   // the comment and the blanks before it.
@@ -480,7 +558,8 @@ enum class Language { Python, Cpp };
 struct FileFacts {
   std::string path;
   Language language = Language::Python;
-  std::string module_name;  // dotted module path relative to the project root when known ("pkg.models.decoder")
+  std::string
+      module_name;  // dotted module path relative to the project root when known ("pkg.models.decoder")
   std::vector<ImportFact> imports;
   std::vector<ClassFact> classes;
   std::vector<MethodFact> functions;  // module-level functions

@@ -181,7 +181,7 @@ struct Writer {
                    {"guards", guards(p.guards)}});
     return a;
   }
-  json guards(const std::vector<Guard>& list) const {
+  json guards(const Guards& list) const {
     json a = json::array();
     for (const auto& g : list) {
       json j{{"origin", enum_name(g.origin, kGuardOrigins)},

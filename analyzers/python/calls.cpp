@@ -86,7 +86,7 @@ void FileWalker::record_call(TSNode call, TSNode fn, bool writes_kv) {
   if (method->calls.size() >= kMaxCallsPerFunction) return;
   facts::CallFact fact{callee, loc(call), writes_kv, {}, {}, false, {}};
   if (into_object || function)
-    for (const auto& ref : active_guard_refs(true)) fact.guards.push_back(materialize(ref));
+    for (const auto& ref : active_guard_refs(true)) fact.guards.push_back(shared_guard(ref));
   if (function)
     for (auto& a : args_of(call))
       if (a.value.literal != facts::LiteralKind::String) fact.args.push_back(std::move(a));
@@ -129,7 +129,7 @@ facts::CallPass FileWalker::call_pass(TSNode call) {
       }
       return true;
     });
-  for (const auto& ref : active_guard_refs(true)) pass.guards.push_back(materialize(ref));
+  for (const auto& ref : active_guard_refs(true)) pass.guards.push_back(shared_guard(ref));
   return pass;
 }
 

@@ -364,12 +364,12 @@ void FileWalker::finish_class_declarations(ClassState& cls) {
     facts::Declaration& d = cls.declarations[call.declaration];
     if (auto it = cls.helper_specs.find(call.helper); it != cls.helper_specs.end())
       for (auto spec : it->second) {
-        spec.guards.insert(spec.guards.end(), call.guards.begin(), call.guards.end());
+        spec.guards.append(call.guards);
         d.specs.push_back(std::move(spec));
       }
     if (auto it = cls.helper_forwards.find(call.helper); it != cls.helper_forwards.end())
       for (auto fw : it->second) {
-        fw.guards.insert(fw.guards.end(), call.guards.begin(), call.guards.end());
+        fw.guards.append(call.guards);
         d.forwards.push_back(std::move(fw));
       }
   }

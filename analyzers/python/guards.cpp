@@ -183,9 +183,17 @@ void FileWalker::collect_call_texts(TSNode root, std::vector<std::string>& out) 
   }
 }
 
-std::vector<Guard> FileWalker::current_guards() {
-  std::vector<Guard> out;
-  for (const auto& ref : active_guard_refs()) out.push_back(materialize(ref));
+std::shared_ptr<const Guard> FileWalker::shared_guard(const GuardRef& ref,
+                                                      std::optional<Guard::Origin> origin_override) {
+  auto& shared = shared_guards_[{ref.condition.id, origin_override.value_or(ref.origin), ref.negated,
+                                 ref.params_index, out_.imports.size()}];
+  if (!shared) shared = std::make_shared<const Guard>(materialize(ref, origin_override));
+  return shared;
+}
+
+facts::Guards FileWalker::current_guards() {
+  facts::Guards out;
+  for (const auto& ref : active_guard_refs()) out.push_back(shared_guard(ref));
   return out;
 }
 
@@ -291,16 +299,16 @@ void FileWalker::apply_caller_guards(const ClassState& cls) {
     if (ref.method.empty()) continue;
     auto it = cls.self_calls.find(ref.method);
     if (it == cls.self_calls.end() || it->second.any_unguarded || it->second.guard_sets.empty()) continue;
-    std::vector<Guard> extra;
+    facts::Guards extra;
     for (const auto& set : it->second.guard_sets)
       for (const auto& gref : set) {
-        Guard g = materialize(gref, Guard::Origin::CallerGuard);
+        std::shared_ptr<const Guard> g = shared_guard(gref, Guard::Origin::CallerGuard);
         const bool dup = std::any_of(extra.begin(), extra.end(), [&](const Guard& e) {
-          return e.negated == g.negated && e.condition.text == g.condition.text;
+          return e.negated == g->negated && e.condition.text == g->condition.text;
         });
         if (!dup) extra.push_back(std::move(g));
       }
-    std::vector<Guard>* target = nullptr;
+    facts::Guards* target = nullptr;
     switch (ref.kind) {
       case ClassState::SiteRef::Kind::Cache:
         target = &out_.cache_sites[ref.index].guards;
@@ -315,7 +323,7 @@ void FileWalker::apply_caller_guards(const ClassState& cls) {
         target = &out_.constructions[ref.index].guards;
         break;
     }
-    target->insert(target->end(), extra.begin(), extra.end());
+    target->append(extra);
   }
 }
 

@@ -37,10 +37,12 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -110,7 +112,7 @@ struct ClassState {
   struct HelperCall {
     std::size_t declaration;
     std::string helper;
-    std::vector<Guard> guards;
+    facts::Guards guards;
   };
   std::vector<HelperCall> helper_calls;
   std::unordered_map<std::string, std::vector<facts::SpecFact>> helper_specs;
@@ -333,13 +335,17 @@ class FileWalker {
   void push_guard(Open& owner, Guard::Origin origin, bool negated, TSNode condition);
   std::vector<GuardRef> active_guard_refs(bool conditional_only = false) const;
   Guard materialize(const GuardRef& ref, std::optional<Guard::Origin> origin_override = std::nullopt);
+  // The same, made once per guard and shared by every fact under it (a method's calls under one
+  // `if`): materializing depends only on the ref and the imports seen so far.
+  std::shared_ptr<const Guard> shared_guard(const GuardRef& ref,
+                                            std::optional<Guard::Origin> origin_override = std::nullopt);
   void collect_call_texts(TSNode root, std::vector<std::string>& out);
   // Guard::given: what `condition` evaluating to `holds` needs set.
   using Params = std::vector<std::string_view>;
   std::vector<std::string> given_when(TSNode condition, bool holds, const Params* params, int depth);
   std::string given_operand(TSNode n, const Params* params);
   std::string dereferenced_parameter(TSNode n, const Params* params);
-  std::vector<Guard> current_guards();
+  facts::Guards current_guards();
   void apply_context_guards();
   bool is_early_return(TSNode if_node);
   void on_self_call(TSNode call, std::string_view method);
@@ -503,6 +509,9 @@ class FileWalker {
   std::vector<Open> open_;
   std::vector<Frame> frames_;
   std::vector<GuardRef> guards_;
+  // shared_guard's guards: condition node, origin, negated, parameters, imports seen.
+  std::map<std::tuple<const void*, Guard::Origin, bool, int32_t, std::size_t>, std::shared_ptr<const Guard>>
+      shared_guards_;
   std::vector<std::size_t> captures_open_;
   std::vector<std::unique_ptr<ClassState>> classes_;
   std::vector<std::size_t> class_fact_index_;

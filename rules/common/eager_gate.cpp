@@ -18,8 +18,7 @@ constexpr int kHolderLevels = 2;
 // `use_graphs` <- the holder's `self._use_graphs` <- `not config.enforce_eager`.
 constexpr int kDerivationDepth = 6;
 
-void add_gates(std::vector<FoundGate>& out, const std::vector<facts::Guard>& guards,
-               const std::string& where) {
+void add_gates(std::vector<FoundGate>& out, const facts::Guards& guards, const std::string& where) {
   for (const auto& g : guards)
     if (is_branching_guard(g)) out.push_back({&g, where});
 }
@@ -36,7 +35,7 @@ bool runs_by_itself(std::string_view method) {
 }  // namespace
 
 GateVerdict EagerGate::judge(const facts::FileFacts& file, std::string_view owner_class,
-                             std::string_view method, const std::vector<facts::Guard>& guards) {
+                             std::string_view method, const facts::Guards& guards) {
   eager_ = {};
   GateVerdict v;
   const facts::ClassRef owner = project_.class_of(file, owner_class);
@@ -175,8 +174,7 @@ bool EagerGate::called_from_outside_only(facts::ClassRef cls, const std::string&
   return true;
 }
 
-const facts::Guard* EagerGate::eager_guard(facts::CodeRef at, const std::vector<facts::Guard>& guards,
-                                           int depth) {
+const facts::Guard* EagerGate::eager_guard(facts::CodeRef at, const facts::Guards& guards, int depth) {
   for (const facts::Guard& g : guards) {
     if (!is_branching_guard(g)) continue;
     if (guard_mentions(g, "eager")) return &g;

@@ -38,7 +38,7 @@ class EagerGate {
   // runs it without such a gate (or the engine does: a module's constructor and load_weights).
   // Unknown: what decides is outside the analysed tree.
   GateVerdict judge(const facts::FileFacts& file, std::string_view owner_class, std::string_view method,
-                    const std::vector<facts::Guard>& guards);
+                    const facts::Guards& guards);
 
  private:
   GateState constructions(facts::ClassRef cls, int level, GateVerdict& v);
@@ -51,7 +51,7 @@ class EagerGate {
   // not another object, not the class's own methods, not as a class method. Its caller (a
   // stage runner calling `enable_cudagraph()`) is outside the tree.
   bool called_from_outside_only(facts::ClassRef cls, const std::string& method) const;
-  const facts::Guard* eager_guard(facts::CodeRef at, const std::vector<facts::Guard>& guards, int depth);
+  const facts::Guard* eager_guard(facts::CodeRef at, const facts::Guards& guards, int depth);
   bool eager_attribute(facts::ClassRef cls, std::string_view attribute, int depth);
   bool eager_parameter(facts::CodeRef at, std::string_view parameter, int depth);
   bool eager_expression(facts::CodeRef at, const facts::Expression& value, int depth);

@@ -119,7 +119,7 @@ std::string retained_attribute(const facts::CacheSite& site) {
   return strip_self(site.retained_as);
 }
 
-const facts::Guard* owner_state_guard(const std::vector<facts::Guard>& guards, std::string_view retained) {
+const facts::Guard* owner_state_guard(const facts::Guards& guards, std::string_view retained) {
   for (const auto& g : guards) {
     if (!is_branching_guard(g) || g.self_attributes.empty()) continue;
     // `if self.cache is None:` tests the cache's own slot: lazy creation, not a mode.

@@ -50,8 +50,7 @@ std::string retained_attribute(const facts::CacheSite& site);
 // (`if self.cache is None`, `if rid not in self._caches`) are not such a guard, nor
 // a replay-or-eager dispatch on graph state (`if bs in self.graphs`).
 // Returns nullptr when the site does not depend on owner state.
-const facts::Guard* owner_state_guard(const std::vector<facts::Guard>& guards,
-                                      std::string_view retained_attribute);
+const facts::Guard* owner_state_guard(const facts::Guards& guards, std::string_view retained_attribute);
 
 // Graph-pool spec convention: the spec's name, allocation_note, capacity_source
 // or rows_reason mentions "graph", "captur" or "bucket" (case-insensitive).

@@ -142,7 +142,7 @@ class Check final : public Rule {
     const facts::FileFacts* file = nullptr;
     std::string owner_class;
     std::string method;
-    const std::vector<facts::Guard>* guards = nullptr;
+    const facts::Guards* guards = nullptr;
     facts::Location loc;
   };
 
@@ -164,7 +164,7 @@ class Check final : public Rule {
 
   static std::optional<WrapperRead> wrapper_read(const facts::Project& project, facts::ClassRef cls,
                                                  const facts::Declaration& d,
-                                                 const std::vector<facts::Guard>& guards) {
+                                                 const facts::Guards& guards) {
     for (const facts::Guard& g : guards) {
       if (!rules::is_branching_guard(g)) continue;
       std::vector<std::string> attributes;
@@ -209,7 +209,7 @@ class Check final : public Rule {
         for (const auto& k : c.file->constructions)
           if (k.loc == h.loc) out.push_back({c.file, k.owner_class, k.method, &k.guards, k.loc});
       }
-    static const std::vector<facts::Guard> kNone;
+    static const facts::Guards kNone;
     for (const auto& file : project.files())
       for (const auto& r : file.reverse_assignments)
         if (r.attribute == read.attribute && project.class_of(file, r.owner_class) == read.wrapper)
@@ -223,7 +223,7 @@ class Check final : public Rule {
       const facts::Project& project, facts::ClassRef cls, const WrapperRead& read,
       const std::vector<Attach>& attaches) {
     const std::string& attribute = read.attribute;
-    auto reads = [&](const std::vector<facts::Guard>& guards) {
+    auto reads = [&](const facts::Guards& guards) {
       return std::any_of(guards.begin(), guards.end(), [&](const facts::Guard& g) {
         return std::any_of(g.self_attributes.begin(), g.self_attributes.end(), [&](const std::string& a) {
           return a == attribute || a.starts_with(attribute + ".");
@@ -249,7 +249,7 @@ class Check final : public Rule {
   static bool state_handed_only_with_graphs(const facts::Project& project, facts::ClassRef cls,
                                             const WrapperRead& read, const std::vector<Attach>& attaches,
                                             const std::string& method,
-                                            const std::vector<facts::Guard>& guards) {
+                                            const facts::Guards& guards) {
     std::vector<std::string> state;
     for (const facts::Guard& g : guards)
       if (rules::is_branching_guard(g))
@@ -320,7 +320,7 @@ class Check final : public Rule {
   // that needs the wrapper (`self.decoder._graph_wrapper is not None`, a graph wrapper of the
   // holder's own, or a flag the class sets only where it attaches the wrapper).
   static bool graphs_on(const facts::Project& project, rules::EagerGate& gate, const facts::CodeRef& caller,
-                        const std::vector<facts::Guard>& guards, facts::ClassRef cls, const WrapperRead& read,
+                        const facts::Guards& guards, facts::ClassRef cls, const WrapperRead& read,
                         const std::vector<Attach>& attaches) {
     const std::string owner = caller.cls ? caller.cls.cls->name : std::string();
     if (gate.judge(*caller.file, owner, caller.method->name, guards).state == rules::GateState::Gated)

@@ -22,8 +22,8 @@ inline const facts::CacheSite* site_on_line(const facts::FileFacts& f, uint32_t 
   return nullptr;
 }
 
-inline bool has_guard(const std::vector<facts::Guard>& guards, facts::Guard::Origin origin,
-                      std::string_view text, bool negated) {
+inline bool has_guard(const facts::Guards& guards, facts::Guard::Origin origin, std::string_view text,
+                      bool negated) {
   return std::any_of(guards.begin(), guards.end(), [&](const facts::Guard& g) {
     return g.origin == origin && g.condition.text == text && g.negated == negated;
   });

@@ -3,10 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "analyzers/facts/compact.hpp"
 #include "analyzers/facts/facts_json.hpp"
@@ -538,6 +540,46 @@ class Decoder(torch.nn.Module):
   EXPECT_EQ(&f.imports[0].loc.file.str(), shared);
   EXPECT_EQ(&f.attribute_assignments[0].value.loc.file.str(), shared);
   for (const auto& g : f.cache_sites[0].guards) EXPECT_EQ(&g.condition.loc.file.str(), shared);
+}
+
+// Facts under the same condition hold one copy of its guard (every call of a method under one
+// `if` carried a copy of it): the front end makes each guard once, and compacting facts read
+// back from the cache makes equal guards one again; other guards stay apart, the facts read the same.
+TEST(FrontendFactsCompact, EqualGuardsAreOne) {
+  const facts::FileFacts analysed = analyze(R"PY(import torch
+
+class Decoder(torch.nn.Module):
+    def forward(self, x):
+        if self.streaming:
+            self.first.run(x)
+            self.second.run(x)
+        else:
+            self.third.run(x)
+)PY");
+  auto guard_of = [](const facts::FileFacts& f, std::string_view callee) -> const facts::Guard* {
+    if (f.classes.size() != 1) return nullptr;
+    for (const auto& m : f.classes[0].methods)
+      for (const auto& c : m.calls)
+        if (c.callee == callee && c.guards.size() == 1) return &c.guards[0];
+    return nullptr;
+  };
+  for (const char* callee : {"self.first.run", "self.second.run", "self.third.run"})
+    ASSERT_NE(guard_of(analysed, callee), nullptr) << callee;
+  EXPECT_EQ(guard_of(analysed, "self.first.run"), guard_of(analysed, "self.second.run"));
+  EXPECT_NE(guard_of(analysed, "self.first.run"), guard_of(analysed, "self.third.run"));
+  EXPECT_TRUE(guard_of(analysed, "self.third.run")->negated);
+
+  // Read back from JSON (as from the cache), each guard is its own copy until compacted.
+  const nlohmann::json json = facts::to_json(analysed);
+  facts::FileFacts read = facts::file_facts_from_json(json);
+  ASSERT_NE(guard_of(read, "self.first.run"), guard_of(read, "self.second.run"));
+  EXPECT_EQ(*guard_of(read, "self.first.run"), *guard_of(read, "self.second.run"));
+
+  facts::compact(read);
+
+  EXPECT_EQ(facts::to_json(read), json);
+  EXPECT_EQ(guard_of(read, "self.first.run"), guard_of(read, "self.second.run"));
+  EXPECT_NE(guard_of(read, "self.first.run"), guard_of(read, "self.third.run"));
 }
 
 }  // namespace
