@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Byte-compare kvlint's JSON findings of two binaries on the trees a front-end change must not alter.
 
-    bench/compare_findings.py REFERENCE_KVLINT [CANDIDATE_KVLINT]
+    bench/compare_findings.py [--through-cache] REFERENCE_KVLINT [CANDIDATE_KVLINT]
 
 CANDIDATE defaults to build/kvlint. Copy a binary together with the C++ front-end module
 beside it (libkvlint_cpp_frontend.so), which it loads from its own directory; without it the
@@ -9,13 +9,16 @@ C++ files give other diagnostics. Runs `kvlint check --no-cache --exit-zero --fo
 with each binary on: this repository, examples/models, transformers 4.57.6, vllm-omni 0.26.0 and 0.30.0
 (~/.cache/kvlint/corpus) and the bench corpus (transformers + stdlib, under
 $KVLINT_BENCH_HOME, default ~/.cache/kvlint/bench-speed). Trees that are absent are
-reported as skipped. Exit 0 when every present tree gives byte-identical output, 1 otherwise
+reported as skipped. `--through-cache` runs the candidate from its facts cache instead: one run
+fills a fresh cache directory, its run memo is removed, and the timed second run reads every
+analysed file's facts back from the cache (a cache-format change must not move a finding). Exit 0 when every present tree gives byte-identical output, 1 otherwise
 (the differing outputs are kept under /tmp/kvlint-compare-findings/ for a diff).
 Standard library only.
 """
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -36,27 +39,38 @@ def trees():
         yield "bench corpus", bench[-1], ["transformers", "stdlib"]
 
 
-def run(binary, cwd, paths):
+def run(binary, cwd, paths, cache_dir=None):
     start = time.monotonic()
-    done = subprocess.run([str(binary), "check", "--no-cache", "--exit-zero", "--format", "json", *paths],
+    cache = ["--cache-dir", str(cache_dir)] if cache_dir else ["--no-cache"]
+    done = subprocess.run([str(binary), "check", *cache, "--exit-zero", "--format", "json", *paths],
                           cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
     if done.returncode != 0:
         sys.exit(f"{binary} failed on {cwd}: exit {done.returncode}\n{done.stderr.decode(errors='replace')}")
     return done.stdout, time.monotonic() - start
 
 
+def run_through_cache(binary, cwd, paths):
+    with tempfile.TemporaryDirectory() as cache_dir:
+        run(binary, cwd, paths, cache_dir)
+        (Path(cache_dir) / "last-run.cbor").unlink(missing_ok=True)
+        return run(binary, cwd, paths, cache_dir)
+
+
 def main():
-    if len(sys.argv) not in (2, 3):
+    args = sys.argv[1:]
+    through_cache = "--through-cache" in args
+    args = [a for a in args if a != "--through-cache"]
+    if len(args) not in (1, 2):
         sys.exit(__doc__)
-    reference = Path(sys.argv[1]).resolve()
-    candidate = Path(sys.argv[2] if len(sys.argv) == 3 else REPO / "build" / "kvlint").resolve()
+    reference = Path(args[0]).resolve()
+    candidate = Path(args[1] if len(args) == 2 else REPO / "build" / "kvlint").resolve()
     differing = 0
     for name, cwd, paths in trees():
         if not all((cwd / p).exists() for p in paths):
             print(f"{name:22} skipped (not present: {cwd})")
             continue
         ref, ref_s = run(reference, cwd, paths)
-        new, new_s = run(candidate, cwd, paths)
+        new, new_s = run_through_cache(candidate, cwd, paths) if through_cache else run(candidate, cwd, paths)
         same = ref == new
         print(f"{name:22} {'identical' if same else 'DIFFERENT'}  {len(ref):>9} bytes  "
               f"reference {ref_s:6.2f} s  candidate {new_s:6.2f} s")

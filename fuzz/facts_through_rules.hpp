@@ -1,5 +1,5 @@
-// What both front-end fuzz targets check once they have one file's facts: the facts JSON
-// round-trips exactly, and every rule and the suppression pass take the facts without fault.
+// What both front-end fuzz targets check once they have one file's facts: the facts JSON and
+// the cache's binary form round-trip exactly, and every rule and the suppression pass take the facts without fault.
 #pragma once
 
 #include <cstdio>
@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyzers/facts/facts_binary.hpp"
 #include "analyzers/facts/facts_json.hpp"
 #include "analyzers/facts/project.hpp"
 #include "rules/registry.hpp"
@@ -21,6 +22,13 @@ inline void check_facts_through_rules(facts::FileFacts facts, const Config& conf
   const nlohmann::json encoded = facts::to_json(facts);
   if (facts::to_json(facts::file_facts_from_json(encoded)) != encoded) {
     std::fputs("facts JSON does not round-trip\n", stderr);
+    std::abort();
+  }
+  facts::BinaryWriter binary;
+  facts::write_file_facts(binary, facts);
+  facts::BinaryReader reader(binary.bytes());
+  if (facts::to_json(facts::read_file_facts(reader)) != encoded || reader.left() != 0) {
+    std::fputs("facts binary form does not round-trip\n", stderr);
     std::abort();
   }
   std::vector<facts::FileFacts> files;

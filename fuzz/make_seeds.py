@@ -2,27 +2,22 @@
 """Builds the seed corpus of one fuzz target from what the repository already
 holds, so seeds follow the formats as they change: rule fixtures and the example
 tree (Python, C++, suppression comments), the TOML in tests and README.md
-(configuration), `kvlint check --format json` output (findings), `kvlint facts`
-output wrapped as a facts cache (CBOR). The hand-made seeds in fuzz/corpus/TARGET
+(configuration), `kvlint check --format json` output (findings), the facts
+caches `kvlint check` writes over them. The hand-made seeds in fuzz/corpus/TARGET
 are added too.
 
     fuzz/make_seeds.py TARGET OUT_DIR [--kvlint BINARY]
 """
 import argparse
 import hashlib
-import json
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Matches the version the result_cache target passes to ResultCache.
-CACHE_TOOL_VERSION = "fuzz"
-CACHE_FORMAT = 2
 
 
 def python_sources():
@@ -36,38 +31,6 @@ CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".cu", ".h", ".hpp", ".hh", ".cuh")
 def cpp_sources():
     files = sorted(ROOT.glob("rules/*/fixtures/**/*")) + sorted(ROOT.glob("examples/**/*"))
     return [f for f in files if f.suffix in CPP_SUFFIXES and f.is_file() and f.stat().st_size > 0]
-
-
-def cbor(value) -> bytes:
-    """Canonical-enough CBOR for the JSON values nlohmann::json::to_cbor writes."""
-    def head(major, n):
-        if n < 24:
-            return bytes([major << 5 | n])
-        for info, fmt in ((24, ">B"), (25, ">H"), (26, ">I"), (27, ">Q")):
-            if n < 1 << (8 * struct.calcsize(fmt)):
-                return bytes([major << 5 | info]) + struct.pack(fmt, n)
-        raise ValueError(n)
-
-    if value is None:
-        return b"\xf6"
-    if value is True:
-        return b"\xf5"
-    if value is False:
-        return b"\xf4"
-    if isinstance(value, int):
-        return head(0, value) if value >= 0 else head(1, -1 - value)
-    if isinstance(value, float):
-        return b"\xfb" + struct.pack(">d", value)
-    if isinstance(value, bytes):
-        return head(2, len(value)) + value
-    if isinstance(value, str):
-        data = value.encode("utf-8", "surrogateescape")
-        return head(3, len(data)) + data
-    if isinstance(value, list):
-        return head(4, len(value)) + b"".join(cbor(v) for v in value)
-    if isinstance(value, dict):
-        return head(5, len(value)) + b"".join(cbor(k) + cbor(v) for k, v in value.items())
-    raise TypeError(type(value))
 
 
 def write_seed(out: Path, data: bytes):
@@ -130,20 +93,26 @@ def seeds_findings_json(out, kvlint):
 
 
 def seeds_result_cache(out, kvlint):
-    entries = {}
-    for f in python_sources():
-        facts = kvlint_output(kvlint, ["facts", str(f)])
-        if not facts:
-            continue
-        key = hashlib.md5(str(f).encode()).hexdigest()
-        # Each entry's data is itself CBOR, held as a byte string (cache format 5).
-        data = cbor({"facts": json.loads(facts), "diagnostics": []})
-        entry = {"path": str(f.relative_to(ROOT)), "data": data}
-        entries[key] = entry
-        write_seed(out, cbor({"format": CACHE_FORMAT, "tool_version": CACHE_TOOL_VERSION, "entries": {key: entry}}))
-    if entries:  # one file holding several entries, as a real cache does
-        some = dict(list(entries.items())[:8])
-        write_seed(out, cbor({"format": CACHE_FORMAT, "tool_version": CACHE_TOOL_VERSION, "entries": some}))
+    # Real caches: `kvlint check` over a copy of each rule's fixtures and of the examples, with
+    # a cache directory. Each entry's data is kvlint's binary facts form (cache format 6),
+    # which has no writer outside kvlint, so the seeds come from a kvlint built from this source.
+    # Written twice: the whole sealed file, and its payload (the fuzzer also seals each input).
+    if not kvlint:
+        return
+    targets = [ROOT / "examples/models"] + sorted(p.parent for p in ROOT.glob("rules/*/fixtures"))
+    for target in targets:
+        with tempfile.TemporaryDirectory() as scratch:
+            copy = Path(scratch) / target.name
+            shutil.copytree(target, copy)
+            cache = Path(scratch) / "cache"
+            subprocess.run([kvlint, "check", "--exit-zero", "--cache-dir", str(cache), str(copy)],
+                           cwd=ROOT, capture_output=True, timeout=120)
+            cache_file = cache / "facts-cache.cbor"
+            if not cache_file.is_file():
+                continue
+            data = cache_file.read_bytes()
+        write_seed(out, data)
+        write_seed(out, data[data.find(b"\n") + 1:])
 
 
 def seeds_event_line(out, kvlint):

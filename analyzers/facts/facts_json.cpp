@@ -5,12 +5,14 @@
 #include <string>
 #include <utility>
 
+#include "analyzers/facts/enum_names.hpp"
+
 namespace kvlint::facts {
 namespace {
 
 using nlohmann::json;
 
-// Enum <-> string tables: names are part of the cache format, so spelled out.
+// Enum <-> string, through the tables in enum_names.hpp.
 template <typename E, std::size_t N>
 std::string enum_name(E value, const std::array<std::pair<E, const char*>, N>& table) {
   for (const auto& [e, name] : table)
@@ -24,76 +26,6 @@ E enum_value(const json& j, const std::array<std::pair<E, const char*>, N>& tabl
     if (text == name) return e;
   throw std::invalid_argument("unknown enum spelling: " + text);
 }
-
-constexpr std::array<std::pair<LiteralKind, const char*>, 6> kLiteralKinds{{
-    {LiteralKind::None, "none"},
-    {LiteralKind::Int, "int"},
-    {LiteralKind::Float, "float"},
-    {LiteralKind::String, "string"},
-    {LiteralKind::Bool, "bool"},
-    {LiteralKind::NoneValue, "none_value"},
-}};
-constexpr std::array<std::pair<Guard::Origin, const char*>, 7> kGuardOrigins{{
-    {Guard::Origin::If, "if"},
-    {Guard::Origin::Else, "else"},
-    {Guard::Origin::EarlyReturn, "early_return"},
-    {Guard::Origin::Ternary, "ternary"},
-    {Guard::Origin::Loop, "loop"},
-    {Guard::Origin::CallerGuard, "caller_guard"},
-    {Guard::Origin::With, "with"},
-}};
-constexpr std::array<std::pair<Language, const char*>, 2> kLanguages{{
-    {Language::Python, "python"},
-    {Language::Cpp, "cpp"},
-}};
-constexpr std::array<std::pair<Retention, const char*>, 6> kRetentions{{
-    {Retention::SelfAttribute, "self_attribute"},
-    {Retention::SelfContainer, "self_container"},
-    {Retention::Returned, "returned"},
-    {Retention::PassedToCall, "passed_to_call"},
-    {Retention::Local, "local"},
-    {Retention::ModuleGlobal, "module_global"},
-}};
-constexpr std::array<std::pair<ImplicitCacheSite::Reason, const char*>, 2> kImplicitReasons{{
-    {ImplicitCacheSite::Reason::NoPastKeyValues, "no_past_key_values"},
-    {ImplicitCacheSite::Reason::PastKeyValuesStartsNone, "past_key_values_starts_none"},
-}};
-constexpr std::array<std::pair<ImplicitCacheSite::CalleeRoot, const char*>, 4> kCalleeRoots{{
-    {ImplicitCacheSite::CalleeRoot::Self, "self"},
-    {ImplicitCacheSite::CalleeRoot::Local, "local"},
-    {ImplicitCacheSite::CalleeRoot::Parameter, "parameter"},
-    {ImplicitCacheSite::CalleeRoot::Other, "other"},
-}};
-constexpr std::array<std::pair<ImplicitCacheSite::Kept, const char*>, 6> kKeptKinds{{
-    {ImplicitCacheSite::Kept::Stored, "stored"},
-    {ImplicitCacheSite::Kept::Reused, "reused"},
-    {ImplicitCacheSite::Kept::Returned, "returned"},
-    {ImplicitCacheSite::Kept::UsedOnce, "used_once"},
-    {ImplicitCacheSite::Kept::Dropped, "dropped"},
-    {ImplicitCacheSite::Kept::Unknown, "unknown"},
-}};
-constexpr std::array<std::pair<CaptureSite::Kind, const char*>, 4> kCaptureKinds{{
-    {CaptureSite::Kind::GraphContext, "graph_context"},
-    {CaptureSite::Kind::CaptureBegin, "capture_begin"},
-    {CaptureSite::Kind::MakeGraphedCallables, "make_graphed_callables"},
-    {CaptureSite::Kind::StreamBeginCapture, "stream_begin_capture"},
-}};
-constexpr std::array<std::pair<RowsDriver, const char*>, 4> kRowsDrivers{{
-    {RowsDriver::Absent, "absent"},
-    {RowsDriver::Fixed, "fixed"},
-    {RowsDriver::MaxNumSeqs, "max_num_seqs"},
-    {RowsDriver::Other, "other"},
-}};
-constexpr std::array<std::pair<BatchEvidence::Kind, const char*>, 3> kBatchKinds{{
-    {BatchEvidence::Kind::TakesFirstElement, "takes_first_element"},
-    {BatchEvidence::Kind::AssertsBatchOne, "asserts_batch_one"},
-    {BatchEvidence::Kind::IteratesRequests, "iterates_requests"},
-}};
-constexpr std::array<std::pair<ProtocolUse::Kind, const char*>, 3> kProtocolKinds{{
-    {ProtocolUse::Kind::CapacitySourceBranch, "capacity_source_branch"},
-    {ProtocolUse::Kind::ScopeDerivedRows, "scope_derived_rows"},
-    {ProtocolUse::Kind::Collector, "collector"},
-}};
 
 // The file path is stored once at the top level; locations omit it.
 json span_to_json(const ByteSpan& s) {

@@ -109,8 +109,8 @@ TEST(ResultCacheDecoder, DeeplyNestedCborIsRejectedWithoutRecursing) {
   json deep = json::array({1});
   for (int i = 0; i < 100; ++i) deep = json::array({deep});
   EXPECT_TRUE(decode_result_cache(encode_result_cache(one_entry_contents({{"facts", shallow}}))));
-  // Each entry's data stays bytes until a lookup decodes it, under the same bound: the file
-  // loads, the entry is refused (and dropped), and nothing recurses with the input's depth.
+  // Each entry's data stays bytes until a lookup decodes it (binary facts, read without
+  // recursion): the file loads, the entries are refused (and dropped).
   ResultCacheContents nested_entries = one_entry_contents({{"facts", deep}});
   nested_entries.entries.emplace(
       "4567", ResultCacheContents::Entry{"/src/n.py", std::make_shared<const std::vector<std::uint8_t>>(
@@ -227,31 +227,22 @@ TEST(Pipeline, TruncatedCacheFilesFromARealRunAreReanalysedWithOneNote) {
   EXPECT_TRUE(warm.notes.empty());
 }
 
-// Every string in `value` equal to `from` becomes `to`; the count replaced.
-int replace_strings(json& value, const std::string& from, const std::string& to) {
-  if (value.is_string()) {
-    if (value.get<std::string>() != from) return 0;
-    value = to;
-    return 1;
-  }
-  int count = 0;
-  if (value.is_structured())
-    for (auto& item : value) count += replace_strings(item, from, to);
-  return count;
-}
-
-// A cache file like `cache_bytes` with every entry's KV101 turned into KV999,
-// sealed properly: a stale result under the keys this kvlint computes. An
-// empty `tool_version` keeps the file's.
+// A cache file like `cache_bytes` with every entry's KV101 turned into KV999 (strings in an
+// entry's binary facts are length-prefixed, so an equal-length edit keeps the entry well-formed),
+// sealed properly: a stale result under the keys this kvlint computes. An empty
+// `tool_version` keeps the file's.
 std::string with_stale_entries(std::string_view cache_bytes, const std::string& tool_version) {
   auto contents = decode_result_cache(cache_bytes);
   EXPECT_TRUE(contents);
   if (!contents) return {};
   int replaced = 0;
   for (auto& [key, entry] : contents->entries) {
-    json data = json::from_cbor(*entry.data);
-    replaced += replace_strings(data, "KV101", "KV999");
-    entry.data = std::make_shared<const std::vector<std::uint8_t>>(json::to_cbor(data));
+    std::string data(entry.data->begin(), entry.data->end());
+    for (std::size_t at = data.find("KV101"); at != std::string::npos; at = data.find("KV101", at + 1)) {
+      data.replace(at, 5, "KV999");
+      ++replaced;
+    }
+    entry.data = std::make_shared<const std::vector<std::uint8_t>>(data.begin(), data.end());
   }
   EXPECT_GT(replaced, 0);
   if (!tool_version.empty()) contents->tool_version = tool_version;
@@ -294,10 +285,10 @@ TEST(Pipeline, MalformedEntryInAnIntactCacheFileIsReanalysedAndReplaced) {
   auto contents = decode_result_cache(slurp(cache / "facts-cache.cbor"));
   ASSERT_TRUE(contents);
   ASSERT_EQ(contents->entries.size(), 2u);
-  // Sealed and of this version, but one entry's facts are not facts.
+  // Sealed and of this version, but one entry's facts are cut short.
   auto& entry = contents->entries.begin()->second;
   entry.data = std::make_shared<const std::vector<std::uint8_t>>(
-      json::to_cbor(json{{"facts", json::array({1, 2})}, {"diagnostics", "none"}}));
+      entry.data->begin(), entry.data->begin() + static_cast<std::ptrdiff_t>(entry.data->size() / 2));
   spit(cache / "facts-cache.cbor", encode_result_cache(*contents));
   fs::remove(cache / "last-run.cbor");
   const CheckResult result = check_tree(dir.path(), true);

@@ -1,5 +1,5 @@
 // Items 7-12: ownership hops, batch evidence, protocol uses, constants,
-// suppressions, parse problems; plus deep nesting and the JSON round trip.
+// suppressions, parse problems; plus deep nesting and the JSON and binary round trips.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "analyzers/facts/compact.hpp"
+#include "analyzers/facts/facts_binary.hpp"
 #include "analyzers/facts/facts_json.hpp"
 #include "tests/frontend/frontend_test_support.hpp"
 
@@ -488,6 +489,118 @@ TEST(FrontendJson, RejectsWrongVersionAndBadEnums) {
   j = facts::to_json(everything());
   j["cache_sites"][0]["retention"] = "sideways";
   EXPECT_ANY_THROW(facts::file_facts_from_json(j));
+}
+
+// The per-file cache's binary form: an exact round trip (to_json names every field, so a
+// field missing from fields.hpp shows here), fields no Python fact sets included.
+facts::FileFacts binary_round_trip(const facts::FileFacts& f) {
+  facts::BinaryWriter out;
+  facts::write_file_facts(out, f);
+  facts::BinaryReader in(out.bytes());
+  facts::FileFacts back = facts::read_file_facts(in);
+  EXPECT_EQ(in.left(), 0u);
+  return back;
+}
+
+TEST(FrontendBinary, ExactRoundTripOfEveryField) {
+  facts::FileFacts f = everything();
+  // What only the C++ front end or another file's location sets.
+  f.classes[0].qualified_name = "ns.M";
+  f.classes[0].out_of_line = true;
+  f.classes[0].body_end_byte = 4'000'000'000u;
+  f.language = facts::Language::Cpp;
+  f.cache_sites[0].stores_existing = true;
+  f.cache_sites[0].loc.file = std::string("include/m.h");
+  auto with_calls = std::find_if(f.classes[0].methods.begin(), f.classes[0].methods.end(),
+                                 [](const facts::MethodFact& m) { return !m.calls.empty(); });
+  ASSERT_NE(with_calls, f.classes[0].methods.end());
+  with_calls->calls[0].kv_read_only = true;
+  f.hops.at(0).in_container = true;
+  f.attribute_assignments.at(0).value.alias_of = "cfg";
+  const nlohmann::json expected = facts::to_json(f);
+  ASSERT_EQ(expected["classes"][0]["out_of_line"], true);
+  const facts::FileFacts back = binary_round_trip(f);
+  EXPECT_EQ(facts::to_json(back), expected);
+  EXPECT_EQ(back.cache_sites[0].loc.file, "include/m.h");
+  EXPECT_EQ(back.classes[0].loc.file, "snippet.py");
+}
+
+// Every Python file of the rule fixtures and examples: read back from the binary form, the
+// facts are the same, and as facts::compact leaves them (one shared guard for equal guards,
+// one path, no spare capacity), so the engine need not compact them again.
+TEST(FrontendBinary, RealFilesRoundTripCompact) {
+  std::size_t files = 0, guards = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(KVLINT_SOURCE_DIR)) {
+    const std::string path = entry.path().string();
+    if (entry.path().extension() != ".py" ||
+        (path.find("/fixtures/") == std::string::npos && path.find("/examples/") == std::string::npos))
+      continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    const facts::FileFacts f = python::analyze(path, text.str(), facts::Vocabulary{}, "pkg.m");
+    const facts::FileFacts back = binary_round_trip(f);
+    ASSERT_EQ(facts::to_json(back), facts::to_json(f)) << path;
+    facts::FileFacts compacted = back;
+    facts::compact(compacted);
+    EXPECT_EQ(facts::to_json(compacted), facts::to_json(back)) << path;
+    for (std::size_t c = 0; c < back.classes.size(); ++c) {
+      EXPECT_EQ(back.classes[c].methods.capacity(), back.classes[c].methods.size()) << path;
+      for (const auto& m : back.classes[c].methods)
+        for (const auto& call : m.calls) {
+          for (const auto& g : call.guards) {
+            EXPECT_EQ(&g.condition.loc.file.str(), &back.classes[0].loc.file.str()) << path;
+            ++guards;
+          }
+          // A call's passes under its own guard hold that one guard, as after compact.
+          for (const auto& pass : call.passes) {
+            if (!pass.guards.empty() && pass.guards == call.guards) {
+              EXPECT_EQ(&pass.guards.front(), &call.guards.front()) << path;
+            }
+          }
+        }
+    }
+    ++files;
+  }
+  EXPECT_GT(files, 100u);
+  EXPECT_GT(guards, 50u);
+}
+
+// Bytes that are not a whole binary form (cut anywhere, or corrupted) throw
+// BinaryFormatError or decode to something; they never read past the end (ASan runs this)
+// nor allocate beyond the input's size.
+TEST(FrontendBinary, TruncatedOrCorruptedBytesAreRefused) {
+  facts::BinaryWriter out;
+  facts::write_file_facts(out, everything());
+  const std::string good = out.bytes();
+  for (std::size_t length = 0; length < good.size(); ++length) {
+    facts::BinaryReader in(std::string_view(good).substr(0, length));
+    EXPECT_THROW(facts::read_file_facts(in), facts::BinaryFormatError) << "cut to " << length;
+  }
+  for (std::size_t i = 0; i < good.size(); ++i) {
+    std::string flipped = good;
+    flipped[i] = static_cast<char>(flipped[i] ^ 0x40);
+    facts::BinaryReader in(flipped);
+    try {
+      facts::read_file_facts(in);
+    } catch (const facts::BinaryFormatError&) {
+    }
+  }
+  // A count far beyond the input, an enum value that names nothing, a flag that is not 0/1.
+  facts::BinaryWriter huge;
+  huge.text("m.py");
+  huge.varint(std::uint64_t{1} << 60);
+  facts::BinaryReader huge_in(huge.bytes());
+  EXPECT_THROW(facts::read_file_facts(huge_in), facts::BinaryFormatError);
+  facts::BinaryWriter bad_enum;
+  bad_enum.text("m.py");
+  bad_enum.varint(7);  // Language has two values
+  facts::BinaryReader bad_enum_in(bad_enum.bytes());
+  EXPECT_THROW(facts::read_file_facts(bad_enum_in), facts::BinaryFormatError);
+  facts::BinaryReader overflow(std::string(11, '\xff'));
+  EXPECT_THROW(overflow.varint(), facts::BinaryFormatError);
+  facts::BinaryReader not_flag(std::string(1, '\x02'));
+  EXPECT_THROW(not_flag.flag(), facts::BinaryFormatError);
 }
 
 TEST(FrontendRealCode, StdlibFilesAnalyzeWithoutProblems) {

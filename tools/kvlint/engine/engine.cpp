@@ -551,8 +551,7 @@ class ProjectRun {
                                          state.file.display, state.module_name, config_location_});
       if (cache_) {
         if (auto hit = cache_->lookup(key)) {
-          state.facts = std::move(hit->facts);
-          facts::compact(*state.facts);
+          state.facts = std::move(hit->facts);  // decoded compact (facts_binary.hpp)
           state.analysis_diagnostics = std::move(hit->diagnostics);
           return;
         }
@@ -638,8 +637,7 @@ class ProjectRun {
       if (cache_) {
         // The key covers the file and its command; the headers it read are checked here.
         if (auto hit = cache_->lookup(key); hit && included_files_->holds(hit->dependencies)) {
-          state.facts = std::move(hit->facts);
-          facts::compact(*state.facts);
+          state.facts = std::move(hit->facts);  // decoded compact (facts_binary.hpp)
           state.analysis_diagnostics = std::move(hit->diagnostics);
           state.dependencies = std::move(hit->dependencies);
           state.analysis_failed = false;

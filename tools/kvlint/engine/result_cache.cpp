@@ -12,6 +12,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "analyzers/facts/facts_binary.hpp"
 #include "analyzers/facts/facts_json.hpp"
 
 namespace kvlint {
@@ -20,8 +21,9 @@ using nlohmann::json;
 
 namespace {
 
-// 2: CBOR; 3: sealed (header with checksum); 4: findings' fixes; 5: each entry's data a CBOR byte string
-constexpr int kCacheFormat = 5;
+// 2: CBOR; 3: sealed (header with checksum); 4: findings' fixes; 5: each entry's data a CBOR byte string;
+// 6: each entry's data in the binary facts form (facts_binary.hpp), not CBOR
+constexpr int kCacheFormat = 6;
 
 void add_field(std::string& out, std::string_view field) {
   // Length-prefixed so fields cannot run into each other.
@@ -382,15 +384,23 @@ std::optional<CachedAnalysis> ResultCache::lookup(const std::string& key) {
     entry = it->second.stored.data;
   }
   try {
-    const std::optional<json> decoded =
-        decode_cbor_bounded(std::string_view(reinterpret_cast<const char*>(entry->data()), entry->size()));
-    if (!decoded) throw std::runtime_error("undecodable cache entry");
-    const json& data = *decoded;
+    facts::BinaryReader in(std::string_view(reinterpret_cast<const char*>(entry->data()), entry->size()));
     CachedAnalysis out;
-    out.facts = facts::file_facts_from_json(data.at("facts"));
-    for (const auto& d : data.at("diagnostics")) out.diagnostics.push_back(diagnostic_from_json(d));
-    if (const auto depends = data.find("dependencies"); depends != data.end())
-      out.dependencies = dependencies_from_json(*depends);
+    out.facts = facts::read_file_facts(in);
+    out.diagnostics.resize(in.count());
+    for (Diagnostic& d : out.diagnostics) {
+      d.path = in.text();
+      d.line = in.u32();
+      d.column = in.u32();
+      d.kind = in.text();
+      d.message = in.text();
+    }
+    out.dependencies.resize(in.count());
+    for (FileDependency& d : out.dependencies) {
+      d.path = in.text();
+      if (in.flag()) d.content_hash = in.varint();
+    }
+    if (in.left() != 0) throw facts::BinaryFormatError("trailing bytes");
     return out;
   } catch (const std::exception&) {
     std::lock_guard lock(mutex_);
@@ -401,12 +411,24 @@ std::optional<CachedAnalysis> ResultCache::lookup(const std::string& key) {
 }
 
 void ResultCache::store(const std::string& key, const std::string& path, const CachedAnalysis& analysis) {
-  json data;
-  data["facts"] = facts::to_json(analysis.facts);
-  data["diagnostics"] = json::array();
-  for (const auto& d : analysis.diagnostics) data["diagnostics"].push_back(diagnostic_to_json(d));
-  if (!analysis.dependencies.empty()) data["dependencies"] = dependencies_to_json(analysis.dependencies);
-  auto shared = std::make_shared<const std::vector<std::uint8_t>>(json::to_cbor(data));
+  facts::BinaryWriter out;
+  facts::write_file_facts(out, analysis.facts);
+  out.varint(analysis.diagnostics.size());
+  for (const Diagnostic& d : analysis.diagnostics) {
+    out.text(d.path);
+    out.varint(d.line);
+    out.varint(d.column);
+    out.text(d.kind);
+    out.text(d.message);
+  }
+  out.varint(analysis.dependencies.size());
+  for (const FileDependency& d : analysis.dependencies) {
+    out.text(d.path);
+    out.varint(d.content_hash ? 1 : 0);
+    if (d.content_hash) out.varint(*d.content_hash);
+  }
+  const std::string& bytes = out.bytes();
+  auto shared = std::make_shared<const std::vector<std::uint8_t>>(bytes.begin(), bytes.end());
   std::lock_guard lock(mutex_);
   entries_[key] = Entry{{path, std::move(shared)}, true};
   dirty_ = true;

@@ -1,7 +1,8 @@
 // Per-file analysis cache: key = xxh3-128 of (file content, tool version,
 // config fingerprint and location, vocabulary, path, module name); value = the
-// file's facts (JSON) and its analysis diagnostics. One file, loaded once,
-// written atomically (temp + rename) at the end and only when something changed.
+// file's facts (their binary form, facts_binary.hpp) and its analysis diagnostics.
+// One file, loaded once, written atomically (temp + rename) at the end and only
+// when something changed.
 //
 // Files in the cache directory are sealed: a header line with the format and an
 // xxh3-128 checksum of the CBOR payload that follows. Anything truncated,
@@ -60,8 +61,8 @@ struct CachedAnalysis {
 struct ResultCacheContents {
   struct Entry {
     std::string path;  // absolute path of the file the entry was computed from
-    // {"facts": ..., "diagnostics": [...]} as CBOR bytes, decoded only by a lookup: a DOM of
-    // every entry would cost many times the file's size. Shared so a lookup decodes it
+    // The facts, diagnostics and dependencies in the binary facts form (facts_binary.hpp),
+    // decoded only by a lookup, straight into the facts. Shared so a lookup decodes it
     // outside the lock.
     std::shared_ptr<const std::vector<std::uint8_t>> data;
   };
