@@ -462,6 +462,9 @@ class ProjectRun {
     cache_ = cache;
     prefilter(prefilter_anchors(vocabulary_));
     analyse_with_widening();
+    // The kept bytes served the widening rounds' text scans; the rules phase, the run's peak,
+    // reads again only the files with findings (their evidence lines).
+    for (auto& f : files_) f.kept.reset();
     run_rules();
     for (const auto& f : files_)
       if (f.changed && is_reported(f)) {
