@@ -6,7 +6,6 @@
 // each carried a copy of it). The facts read the same afterwards; only their memory changes.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -22,12 +21,33 @@
 
 namespace kvlint::facts {
 
-// A hash of what tells guards apart, for finding an equal guard (here and in the binary codec).
-inline std::size_t guard_hash(const Guard& g) {
-  return std::hash<std::string>{}(g.condition.text) ^ (std::size_t{g.condition.loc.line} << 8) ^
-         (std::size_t{g.condition.loc.column} << 40) ^ (static_cast<std::size_t>(g.origin) << 2) ^
-         std::size_t{g.negated};
-}
+// A file's distinct guards, found by value: each added guard gets the next index, `find` the
+// index of an equal one added before (facts::compact and the binary codec make equal guards one).
+// The guards added must outlive the index.
+class GuardIndex {
+ public:
+  std::optional<std::size_t> find(const Guard& g) const {
+    const auto bucket = by_hash_.find(hash(g));
+    if (bucket != by_hash_.end())
+      for (std::size_t i : bucket->second)
+        if (*guards_[i] == g) return i;
+    return std::nullopt;
+  }
+  std::size_t add(const Guard& g) {
+    by_hash_[hash(g)].push_back(guards_.size());
+    guards_.push_back(&g);
+    return guards_.size() - 1;
+  }
+
+ private:
+  static std::size_t hash(const Guard& g) {
+    return std::hash<std::string>{}(g.condition.text) ^ (std::size_t{g.condition.loc.line} << 8) ^
+           (std::size_t{g.condition.loc.column} << 40) ^ (static_cast<std::size_t>(g.origin) << 2) ^
+           std::size_t{g.negated};
+  }
+  std::vector<const Guard*> guards_;
+  std::unordered_map<std::size_t, std::vector<std::size_t>> by_hash_;
+};
 
 namespace compact_detail {
 
@@ -63,15 +83,14 @@ class Compactor {
         continue;
       }
       std::shared_ptr<const Guard> original = shared;
-      auto& same = guards_[guard_hash(*shared)];
-      auto found = std::find_if(same.begin(), same.end(), [&](const auto& g) { return *g == *shared; });
-      if (found != same.end()) {
-        shared = *found;
+      if (const auto equal = index_.find(*shared)) {
+        shared = kept_[*equal];
       } else {
         Guard copy = *shared;
         (*this)(copy);
         shared = std::make_shared<const Guard>(std::move(copy));
-        same.push_back(shared);
+        kept_.push_back(shared);
+        index_.add(*shared);
       }
       by_address_.emplace(original.get(), std::make_pair(original, shared));
     }
@@ -88,7 +107,8 @@ class Compactor {
   }
   FilePath path_;
   // The guards kept so far, by a hash of what tells them apart.
-  std::unordered_map<std::size_t, std::vector<std::shared_ptr<const Guard>>> guards_;
+  std::vector<std::shared_ptr<const Guard>> kept_;  // by index_'s index
+  GuardIndex index_;
   // What each guard met so far became (the front end's shared guards are met many times); the
   // original is held too, so its address cannot be reused for another guard while this runs.
   std::unordered_map<const Guard*, std::pair<std::shared_ptr<const Guard>, std::shared_ptr<const Guard>>>

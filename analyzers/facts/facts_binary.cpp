@@ -1,6 +1,5 @@
 #include "analyzers/facts/facts_binary.hpp"
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -54,18 +53,13 @@ class Encoder {
         out_.varint(met->second + 1);
         continue;
       }
-      auto& same = by_value_[guard_hash(g)];
-      std::optional<std::size_t> index;
-      for (std::size_t i : same)
-        if (*written_[i] == g) index = i;
-      if (!index) {
-        out_.varint(0);
-        index = written_.size();
-        written_.push_back(&g);
-        same.push_back(*index);
-        fields(g, [&](const auto&... parts) { all(parts...); });
-      } else {
+      std::optional<std::size_t> index = written_.find(g);
+      if (index) {
         out_.varint(*index + 1);
+      } else {
+        out_.varint(0);
+        index = written_.add(g);
+        fields(g, [&](const auto&... parts) { all(parts...); });
       }
       by_address_.emplace(&g, *index);
     }
@@ -82,10 +76,10 @@ class Encoder {
   }
   BinaryWriter& out_;
   const std::string& path_;
-  // The guards written so far, in index order; the facts being written outlive the encoder.
-  std::vector<const Guard*> written_;
+  // The guards written so far (the facts being written outlive the encoder), and what each
+  // guard met so far became: the front end's shared guards are met many times.
+  GuardIndex written_;
   std::unordered_map<const Guard*, std::size_t> by_address_;
-  std::unordered_map<std::size_t, std::vector<std::size_t>> by_value_;
 };
 
 class Decoder {
