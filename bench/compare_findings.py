@@ -8,7 +8,7 @@ beside it (libkvlint_cpp_frontend.so), which it loads from its own directory; wi
 C++ files give other diagnostics. Runs `kvlint check --no-cache --exit-zero --format json`
 with each binary on: this repository, examples/models, transformers 4.57.6, vllm-omni 0.26.0 and 0.30.0
 (~/.cache/kvlint/corpus) and the bench corpus (transformers + stdlib, under
-$KVLINT_BENCH_HOME, default ~/.cache/kvlint/bench-speed). Trees that are absent are
+$KVLINT_BENCH_HOME, default ~/.cache/kvlint/bench as in bench/run). Trees that are absent are
 reported as skipped. `--through-cache` runs the candidate from its facts cache instead: one run
 fills a fresh cache directory, its run memo is removed, and the timed second run reads every
 analysed file's facts back from the cache (a cache-format change must not move a finding). Exit 0 when every present tree gives byte-identical output, 1 otherwise
@@ -24,7 +24,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = Path.home() / ".cache" / "kvlint"
-BENCH_HOME = Path(os.environ.get("KVLINT_BENCH_HOME", CACHE / "bench-speed"))
+BENCH_HOME = Path(os.environ.get("KVLINT_BENCH_HOME", CACHE / "bench"))
 KEEP = Path("/tmp/kvlint-compare-findings")
 
 
