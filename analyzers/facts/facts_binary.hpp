@@ -48,6 +48,7 @@ class BinaryWriter {
 class BinaryReader {
  public:
   explicit BinaryReader(std::string_view bytes) : bytes_(bytes) {}
+  explicit BinaryReader(std::string&&) = delete;  // it reads the bytes in place: they must outlive it
   std::uint64_t varint() {
     std::uint64_t value = 0;
     for (int shift = 0; shift < 64; shift += 7) {

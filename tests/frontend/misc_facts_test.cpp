@@ -597,9 +597,10 @@ TEST(FrontendBinary, TruncatedOrCorruptedBytesAreRefused) {
   bad_enum.varint(7);  // Language has two values
   facts::BinaryReader bad_enum_in(bad_enum.bytes());
   EXPECT_THROW(facts::read_file_facts(bad_enum_in), facts::BinaryFormatError);
-  facts::BinaryReader overflow(std::string(11, '\xff'));
+  const std::string eleven_continuations(11, '\xff'), two(1, '\x02');
+  facts::BinaryReader overflow(eleven_continuations);
   EXPECT_THROW(overflow.varint(), facts::BinaryFormatError);
-  facts::BinaryReader not_flag(std::string(1, '\x02'));
+  facts::BinaryReader not_flag(two);
   EXPECT_THROW(not_flag.flag(), facts::BinaryFormatError);
 }
 
