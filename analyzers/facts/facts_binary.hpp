@@ -37,7 +37,6 @@ class BinaryWriter {
     bytes_ += s;
   }
   const std::string& bytes() const { return bytes_; }
-  std::string take() { return std::move(bytes_); }
 
  private:
   std::string bytes_;
