@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -56,6 +55,27 @@ std::optional<Pipe> make_pipe() {
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
+// The text of a /proc/<pid>/stat, or "" when it cannot be read. Read with read(2): a process
+// that exits during the read makes it fail with ESRCH, which an istreambuf_iterator over an
+// ifstream throws as an exception (libstdc++), and any process on the machine may exit
+// during the scan below.
+std::string proc_stat(const std::filesystem::path& file) {
+  const UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return {};
+  std::string content;
+  char buffer[1024];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n > 0) {
+      content.append(buffer, static_cast<std::size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      return n == 0 ? content : std::string();
+    }
+  }
+}
+
 // Children of this process other than the one run_child is running: those it
 // adopted as a subreaper. Read from /proc/<pid>/stat (field 4, after the
 // parenthesised name, which may itself hold ')').
@@ -66,8 +86,7 @@ std::vector<pid_t> adopted_children() {
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::string content = proc_stat(entry.path() / "stat");
     const auto close = content.rfind(')');
     if (close == std::string::npos) continue;
     std::istringstream fields(content.substr(close + 1));
