@@ -41,6 +41,10 @@ struct PythonAnalyzer::Impl {
   }
 };
 
+bool records_constructions_of(std::string_view simple_class_name) {
+  return detail::is_uppercase_name(simple_class_name);
+}
+
 std::string grammar_problem() {
   return detail::grammar_problem(tree_sitter_python());
 }

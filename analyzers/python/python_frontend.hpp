@@ -31,6 +31,11 @@ struct AnalysisBudget {
   uint64_t for_source(std::size_t bytes) const;
 };
 
+// Whether this front end records a facts::Construction of a class with this simple name:
+// it reads `Cls(...)` and `Cls.factory(...)` as constructions only for a capitalised class
+// name (lowercase callees are functions; `torch.cuda.graph(...)` is a context manager).
+bool records_constructions_of(std::string_view simple_class_name);
+
 // Why the grammar built in cannot serve this front end (an ABI the core cannot load, or a node
 // kind or field the walk reads by id that the grammar lacks), empty when it can. kvlint checks
 // it at startup, so a grammar upgrade that renamed a node kind fails loudly, not silently.

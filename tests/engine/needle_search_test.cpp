@@ -27,5 +27,30 @@ TEST(NeedleSearch, AgreesWithMemmemAtEveryOffset) {
   }
 }
 
+// A needle that starts with an identifier byte counts only at a word start; others anywhere.
+// Both search paths: sampled (needles of 4+ bytes) and memmem (a 3-byte needle in the set).
+TEST(NeedleSearch, WordStartSkipsOccurrencesInsideALongerName) {
+  for (const auto& short_needle : {std::string(), std::string("Gr(")}) {
+    std::vector<std::string> needles = {"Graph(", "Graph.", "<Graph>"};
+    if (!short_needle.empty()) needles.push_back(short_needle);
+    const NeedleSearch word(needles, NeedleSearch::Start::WordStart);
+    const NeedleSearch anywhere(needles);
+    for (const std::string prefix : {"CUDA", "x_", "9", "sub.CUDA"}) {
+      const std::string text = "g = " + prefix + "Graph(1)\nh = " + prefix + "Graph.make()\n";
+      EXPECT_FALSE(word.found_in(text)) << text;
+      EXPECT_TRUE(anywhere.found_in(text)) << text;
+    }
+    const std::vector<std::pair<std::string, std::size_t>> whole = {{"Graph()", 0},
+                                                                    {"g = nx.Graph()", 7},
+                                                                    {"(Graph.make())", 1},
+                                                                    {"x=[Graph(1)]", 3},
+                                                                    {"std::unique_ptr<Graph> g_;", 15},
+                                                                    {"CUDAGraph()\nnx.Graph()", 15}};
+    for (const auto& [text, at] : whole) EXPECT_EQ(word.find(text), at) << text;
+    // An occurrence inside a longer name before a whole one on the same line.
+    EXPECT_EQ(word.find("a = CUDAGraph(); b = Graph()"), 21u);
+  }
+}
+
 }  // namespace
 }  // namespace kvlint

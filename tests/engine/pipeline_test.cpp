@@ -329,6 +329,27 @@ TEST(Pipeline, SkippedFilesDefiningBaseClassesAreParsed) {
   EXPECT_EQ(result.stats.files_skipped, 1u);
 }
 
+// The capture-holder round parses a skipped Python file that constructs a capturing class,
+// found by its whole name; not one naming a longer class that ends in it, nor a lowercase
+// capturing class (which the Python front end never reads as constructed).
+TEST(Pipeline, SkippedFilesConstructingCapturingClassesAreParsedByWholeName) {
+  TempDir dir;
+  dir.write(
+      "graphs.py",
+      "import torch\nclass Graph:\n    def capture(self):\n        with torch.cuda.graph(self.g):\n"
+      "            pass\nclass graph:\n    def __enter__(self):\n        with torch.cuda.graph(self.g):\n"
+      "            pass\n");
+  dir.write("holder.py",
+            "from graphs import Graph\nclass Holder:\n    def __init__(self):\n        self.g = Graph()\n");
+  dir.write("longer_name.py", "class Other:\n    def __init__(self):\n        self.g = BigGraph()\n");
+  dir.write("lowercase.py",
+            "from graphs import graph\ndef run(g):\n    with graph(g):\n        return graph.x\n");
+  const auto result = check(dir, false, 2);
+  std::set<std::string> parsed;
+  for (const auto& f : result.parsed_files) parsed.insert(f.path.filename().string());
+  EXPECT_EQ(parsed, (std::set<std::string>{"graphs.py", "holder.py"}));
+}
+
 TEST(Pipeline, DiagnosticsForBadFilesAndParseErrors) {
   TempDir dir;
   dir.write("bin.py", std::string("a\0b", 3));

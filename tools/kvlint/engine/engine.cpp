@@ -511,10 +511,11 @@ class ProjectRun {
 
   // Those of `indices` whose bytes contain one of `needles`, in order.
   std::vector<std::size_t> containing_any(const std::vector<std::size_t>& indices,
-                                          const std::vector<std::string>& needles) {
+                                          const std::vector<std::string>& needles,
+                                          NeedleSearch::Start start = NeedleSearch::Start::Anywhere) {
     // One sampled pass per file for all needles (class names times three spellings), not
     // one memmem per needle: a pre-commit run searched every unanalysed file this way.
-    const NeedleSearch search(needles);
+    const NeedleSearch search(needles, start);
     std::vector<char> hit(files_.size(), 0);
     parallel_over(indices, [&](std::size_t i) {
       const FileBytes content = reread(files_[i]);
@@ -739,14 +740,28 @@ class ProjectRun {
         for (const auto& capture : f.facts->captures)
           if (!capture.owner_class.empty()) built.insert(capture.owner_class);
     for (int level = 0; level < kCaptureHolderLevels && !built.empty(); ++level) {
-      std::vector<std::string> needles;
+      // C++ files are searched for every spelling. Python files only for what the Python
+      // front end can record as a construction of the class: a capitalised name, as a word
+      // (`Graph(` in `nx.Graph(`, not in `CUDAGraph(`, which constructs another class); the
+      // looser search parsed most of torch and networkx on an installed tree for `graph(`.
+      std::vector<std::string> cpp_needles, python_needles;
       for (const auto& name : built) {
-        needles.push_back(name + "(");
-        needles.push_back(name + ".");
-        needles.push_back("<" + name + ">");  // C++: held as `std::unique_ptr<GraphRunner> graphs_`
+        for (std::string needle : {name + "(", name + "."}) {
+          if (python::records_constructions_of(name)) python_needles.push_back(needle);
+          cpp_needles.push_back(std::move(needle));
+        }
+        cpp_needles.push_back("<" + name + ">");  // held as `std::unique_ptr<GraphRunner> graphs_`
       }
-      analyse(containing_any(readable_matching([](const FileState& f) { return !f.facts; }), needles),
-              vocabulary_);
+      std::vector<std::size_t> found = containing_any(
+          readable_matching([](const FileState& f) { return !f.facts && f.is_cpp; }), cpp_needles);
+      if (!python_needles.empty()) {
+        const std::vector<std::size_t> python_found =
+            containing_any(readable_matching([](const FileState& f) { return !f.facts && !f.is_cpp; }),
+                           python_needles, NeedleSearch::Start::WordStart);
+        found.insert(found.end(), python_found.begin(), python_found.end());
+        std::sort(found.begin(), found.end());
+      }
+      analyse(found, vocabulary_);
       // The classes that build the ones just searched for are the next level's targets.
       std::set<std::string> builders;
       for (const auto& f : files_)

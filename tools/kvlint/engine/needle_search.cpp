@@ -17,9 +17,14 @@ uint16_t window_hash(const char* at) {
   return static_cast<uint16_t>((word * 0x9E3779B1u) >> 16);
 }
 
+bool is_identifier_byte(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
 }  // namespace
 
-NeedleSearch::NeedleSearch(std::vector<std::string> needles) : needles_(std::move(needles)) {
+NeedleSearch::NeedleSearch(std::vector<std::string> needles, Start start)
+    : needles_(std::move(needles)), start_(start) {
   std::erase_if(needles_, [](const std::string& n) { return n.empty(); });
   std::size_t shortest = SIZE_MAX;
   for (const auto& n : needles_) shortest = std::min(shortest, n.size());
@@ -38,15 +43,29 @@ NeedleSearch::NeedleSearch(std::vector<std::string> needles) : needles_(std::mov
             [](const Window& a, const Window& b) { return a.hash < b.hash; });
 }
 
+bool NeedleSearch::starts_here(std::string_view text, std::size_t at, const std::string& needle) const {
+  return start_ == Start::Anywhere || at == 0 || !is_identifier_byte(needle.front()) ||
+         !is_identifier_byte(text[at - 1]);
+}
+
 std::size_t NeedleSearch::find(std::string_view text, std::size_t from) const {
   if (stride_ != 0) return find_sampled(text, from);
   std::size_t best = std::string_view::npos;
   for (const auto& n : needles_) {
-    if (from >= text.size()) break;
-    const std::size_t limit =
-        best == std::string_view::npos ? text.size() : std::min(text.size(), best + n.size());
-    const void* hit = ::memmem(text.data() + from, limit - from, n.data(), n.size());
-    if (hit) best = static_cast<std::size_t>(static_cast<const char*>(hit) - text.data());
+    // The first occurrence at or after `from` that may start where it is, before `best`.
+    for (std::size_t at = from; at < text.size();) {
+      const std::size_t limit =
+          best == std::string_view::npos ? text.size() : std::min(text.size(), best + n.size());
+      if (at >= limit) break;
+      const void* hit = ::memmem(text.data() + at, limit - at, n.data(), n.size());
+      if (!hit) break;
+      const auto found = static_cast<std::size_t>(static_cast<const char*>(hit) - text.data());
+      if (starts_here(text, found, n)) {
+        best = found;
+        break;
+      }
+      at = found + 1;
+    }
   }
   return best;
 }
@@ -64,7 +83,8 @@ std::size_t NeedleSearch::find_sampled(std::string_view text, std::size_t from) 
       if (at < from + it->offset) continue;  // would start before `from`
       const std::size_t start = at - it->offset;
       const std::string& n = needles_[it->needle];
-      if (start + n.size() <= size && std::memcmp(data + start, n.data(), n.size()) == 0)
+      if (start + n.size() <= size && std::memcmp(data + start, n.data(), n.size()) == 0 &&
+          starts_here(text, start, n))
         best = std::min(best, start);
     }
     if (best != std::string_view::npos) return best;

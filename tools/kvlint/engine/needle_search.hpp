@@ -15,7 +15,12 @@ namespace kvlint {
 
 class NeedleSearch {
  public:
-  explicit NeedleSearch(std::vector<std::string> needles);
+  // Where an occurrence may start. `WordStart`: a needle that begins with an identifier
+  // byte ([A-Za-z0-9_]) counts only where the byte before it is none (`Graph(` in
+  // `nx.Graph(`, not in `CUDAGraph(`); a needle beginning otherwise (`<Graph>`) counts anywhere.
+  enum class Start { Anywhere, WordStart };
+
+  explicit NeedleSearch(std::vector<std::string> needles, Start start = Start::Anywhere);
 
   // Start of an occurrence of some needle at or after `from`; no occurrence starts before it
   // in an earlier line. npos when there is none.
@@ -29,11 +34,13 @@ class NeedleSearch {
     uint32_t needle;
   };
   std::size_t find_sampled(std::string_view text, std::size_t from) const;
+  bool starts_here(std::string_view text, std::size_t at, const std::string& needle) const;
 
   std::vector<std::string> needles_;
   std::vector<Window> windows_;   // sorted by hash
   std::vector<uint8_t> present_;  // by hash: some window has it
   std::size_t stride_ = 0;        // 0: some needle is too short to sample; memmem each
+  Start start_ = Start::Anywhere;
 };
 
 }  // namespace kvlint
