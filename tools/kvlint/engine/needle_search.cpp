@@ -32,12 +32,12 @@ NeedleSearch::NeedleSearch(std::vector<std::string> needles, Start start)
   // Any occurrence of a needle of length L covers L - 3 window starts; sampling every
   // (shortest - 3) bytes lands on at least one of them.
   stride_ = shortest - kWindow + 1;
-  present_.assign(1u << 16, 0);
+  present_.assign((1u << 16) / 64, 0);
   for (uint32_t i = 0; i < needles_.size(); ++i)
     for (std::size_t k = 0; k + kWindow <= needles_[i].size() && k <= UINT16_MAX; ++k) {
       const uint16_t h = window_hash(needles_[i].data() + k);
       windows_.push_back({h, static_cast<uint16_t>(k), i});
-      present_[h] = 1;
+      present_[h >> 6] |= uint64_t{1} << (h & 63);
     }
   std::sort(windows_.begin(), windows_.end(),
             [](const Window& a, const Window& b) { return a.hash < b.hash; });
@@ -75,7 +75,7 @@ std::size_t NeedleSearch::find_sampled(std::string_view text, std::size_t from) 
   const std::size_t size = text.size();
   for (std::size_t at = from; at + kWindow <= size; at += stride_) {
     const uint16_t h = window_hash(data + at);
-    if (!present_[h]) continue;
+    if (!(present_[h >> 6] >> (h & 63) & 1)) continue;
     auto it = std::lower_bound(windows_.begin(), windows_.end(), h,
                                [](const Window& w, uint16_t value) { return w.hash < value; });
     std::size_t best = std::string_view::npos;

@@ -37,9 +37,9 @@ class NeedleSearch {
   bool starts_here(std::string_view text, std::size_t at, const std::string& needle) const;
 
   std::vector<std::string> needles_;
-  std::vector<Window> windows_;   // sorted by hash
-  std::vector<uint8_t> present_;  // by hash: some window has it
-  std::size_t stride_ = 0;        // 0: some needle is too short to sample; memmem each
+  std::vector<Window> windows_;    // sorted by hash
+  std::vector<uint64_t> present_;  // bit per hash: some window has it (8 KiB: stays in L1)
+  std::size_t stride_ = 0;         // 0: some needle is too short to sample; memmem each
   Start start_ = Start::Anywhere;
 };
 
