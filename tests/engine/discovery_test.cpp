@@ -194,7 +194,7 @@ TEST(Discovery, GitignoreReincludesAFileUnderDoubleStarAsGitDoes) {
   config.root = dir.path();
   std::set<std::string> ours;
   for (const auto& f : discover_files({dir.path()}, config, {}).reported_files())
-    ours.insert(f.absolute.lexically_relative(dir.path()).generic_string());
+    ours.insert(fs::path(f.absolute).lexically_relative(dir.path()).generic_string());
   const std::set<std::string> expected = {"top.py", "foo/keep.py", "baz/keep.py", "pkg/foo/x.py"};
   EXPECT_EQ(ours, expected);
   EXPECT_EQ(git_not_ignored(dir.path()), expected);
@@ -277,7 +277,7 @@ TEST(Discovery, ProjectContextLoadsTheConfigRootTreeUnreported) {
   ASSERT_EQ(found.projects.size(), 1u);
   std::vector<std::pair<std::string, bool>> files;
   for (const auto& f : found.projects[0].files)
-    files.emplace_back(f.absolute.lexically_relative(dir.path()).generic_string(), f.reported);
+    files.emplace_back(fs::path(f.absolute).lexically_relative(dir.path()).generic_string(), f.reported);
   EXPECT_EQ(files,
             (std::vector<std::pair<std::string, bool>>{{"pkg/base.py", false}, {"pkg/child.py", true}}));
   EXPECT_EQ(displays(found), std::vector<std::string>{child.generic_string()});
@@ -288,7 +288,7 @@ std::vector<std::pair<std::string, bool>> files_of(const DiscoveryResult& found,
   std::vector<std::pair<std::string, bool>> files;
   for (const auto& project : found.projects)
     for (const auto& f : project.files)
-      files.emplace_back(f.absolute.lexically_relative(root).generic_string(), f.reported);
+      files.emplace_back(fs::path(f.absolute).lexically_relative(root).generic_string(), f.reported);
   return files;
 }
 

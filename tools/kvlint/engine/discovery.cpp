@@ -232,7 +232,7 @@ class Walker {
       if (!project.has_reported || project.walked_whole) continue;
       for (const auto& c : candidates_)
         if (c.project == i && c.file.reported && project.config.is_cpp_name(c.file.display))
-          project.cpp_context_dirs.insert(c.file.absolute.parent_path());
+          project.cpp_context_dirs.insert(fs::path(c.file.absolute).parent_path());
       const bool configured = project.config.source.has_value();
       const fs::path start = configured ? project.config.root : unconfigured_context_top(i);
       const std::size_t before = candidates_.size();
@@ -288,7 +288,7 @@ class Walker {
     std::set<fs::path> tops;
     for (const auto& c : candidates_) {
       if (c.project != project || !c.file.reported) continue;
-      const fs::path dir = c.file.absolute.parent_path();
+      const fs::path dir = fs::path(c.file.absolute).parent_path();
       auto [it, inserted] = top_of_dir.try_emplace(dir);
       if (inserted) it->second = python_project_top(dir, root);
       tops.insert(it->second);
@@ -308,9 +308,8 @@ class Walker {
                 std::size_t named_index, bool is_explicit, bool via_link) {
     const bool reported = named_index != kContextWalk;
     Candidate c;
-    c.file.path = shown;
     c.file.display = shown.generic_string();
-    c.file.absolute = absolute;
+    c.file.absolute = absolute.string();
     c.file.explicit_file = is_explicit;
     c.file.reported = reported;
     c.project = project;

@@ -394,7 +394,7 @@ class ProjectRun {
   std::size_t analysis_failures() const { return analysis_failures_; }
   // Absolute paths of every file of the project (reported or context), for cache pruning.
   void add_paths(std::vector<std::string>& paths) const {
-    for (const auto& f : files_) paths.push_back(f.file.absolute.string());
+    for (const auto& f : files_) paths.push_back(f.file.absolute);
   }
   // Findings, diagnostics and statistics of this project so far.
   CheckResult& result() { return result_; }
@@ -586,7 +586,7 @@ class ProjectRun {
       bytes_parsed_.fetch_add(content->size(), std::memory_order_relaxed);
       ++state.parses;
       state.parsed_bytes = content->size();
-      if (cache_) cache_->store(key, state.file.absolute.string(), analysis);
+      if (cache_) cache_->store(key, state.file.absolute, analysis);
       state.facts = std::move(analysis.facts);
       facts::compact(*state.facts);
       state.analysis_diagnostics = std::move(analysis.diagnostics);
@@ -710,8 +710,7 @@ class ProjectRun {
       }
       // A failed analysis is not kept (it is cheap to repeat, and must count as failed again);
       // nor one whose headers could not all be listed.
-      if (cache_ && !cpp.failed && cpp.dependencies_known)
-        cache_->store(key, state.file.absolute.string(), analysis);
+      if (cache_ && !cpp.failed && cpp.dependencies_known) cache_->store(key, state.file.absolute, analysis);
       state.facts = std::move(analysis.facts);
       facts::compact(*state.facts);
       state.analysis_diagnostics = std::move(analysis.diagnostics);
@@ -935,8 +934,15 @@ class ProjectRun {
     std::vector<const facts::FileFacts*> file_ptrs;
     for (const auto& f : project.files())
       if (reported_.count(f.path)) file_ptrs.push_back(&f);
+    // per-file-ignores match a file by its absolute path: only the files findings can be on
+    // (one fs::path per file of the tree was 20 MB on an installed site-packages).
     std::map<std::string, fs::path> match_paths;
-    for (const auto& f : files_) match_paths[f.file.display] = f.file.absolute;
+    auto add_match_path = [&](const std::string& display) {
+      if (auto it = index_of.find(display); it != index_of.end())
+        match_paths.try_emplace(display, files_[it->second].file.absolute);
+    };
+    for (const auto* f : file_ptrs) add_match_path(f->path);
+    for (const auto& f : findings) add_match_path(f.loc.file);
     SuppressionOutcome outcome = apply_suppressions(std::move(findings), file_ptrs, config_, match_paths);
     result_.suppressed = outcome.suppressed;
     result_.findings = std::move(outcome.kept);
@@ -964,7 +970,7 @@ class ProjectRun {
           evidence_content = reread(files_[file]);
           evidence_lines = evidence_content ? line_starts_of(*evidence_content) : std::vector<std::size_t>{};
         }
-        fs::path rel = files_[file].file.absolute.lexically_relative(config_.root);
+        fs::path rel = fs::path(files_[file].file.absolute).lexically_relative(config_.root);
         if (!rel.empty() && *rel.begin() != "..") path = rel.generic_string();
       }
       if (normalized_line != std::pair{file, f.loc.line}) {
