@@ -35,7 +35,7 @@ TEST(NeedleSearch, WordStartSkipsOccurrencesInsideALongerName) {
     if (!short_needle.empty()) needles.push_back(short_needle);
     const NeedleSearch word(needles, NeedleSearch::Start::WordStart);
     const NeedleSearch anywhere(needles);
-    for (const std::string prefix : {"CUDA", "x_", "9", "sub.CUDA"}) {
+    for (const std::string prefix : {"CUDA", "x_", "9", "sub.CUDA", "\xC3\xA9"}) {  // "é": a non-ASCII name
       const std::string text = "g = " + prefix + "Graph(1)\nh = " + prefix + "Graph.make()\n";
       EXPECT_FALSE(word.found_in(text)) << text;
       EXPECT_TRUE(anywhere.found_in(text)) << text;

@@ -176,11 +176,6 @@ bool reads_scope_and_multiplicity(std::string_view content) {
   return has("num_seqs") && (has("scope") || has("Scope"));  // the rare one first: one pass for most files
 }
 
-bool is_identifier_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         static_cast<unsigned char>(c) >= 0x80;
-}
-
 // Appends the names written after `keyword` anywhere in the bytes.
 void scan_names_after(std::string_view content, std::string_view keyword, std::vector<std::string>& names) {
   // memmem, not string_view::find: find scans for 'c' and compares at each, slow on source text.
@@ -191,11 +186,11 @@ void scan_names_after(std::string_view content, std::string_view keyword, std::v
                : std::string_view::npos;
   };
   for (std::size_t at = next(0); at != std::string_view::npos; at = next(at + 1)) {
-    if (at > 0 && is_identifier_char(content[at - 1])) continue;
+    if (at > 0 && is_identifier_byte(content[at - 1])) continue;
     std::size_t begin = at + keyword.size();
     while (begin < content.size() && (content[begin] == ' ' || content[begin] == '\t')) ++begin;
     std::size_t end = begin;
-    while (end < content.size() && is_identifier_char(content[end])) ++end;
+    while (end < content.size() && is_identifier_byte(content[end])) ++end;
     if (end > begin) names.emplace_back(content.substr(begin, end - begin));
   }
 }
@@ -509,7 +504,7 @@ class ProjectRun {
     return FileBytes::read(std::move(outcome.content));
   }
 
-  // Those of `indices` whose bytes contain one of `needles`, in order.
+  // Those of `indices` whose bytes contain one of `needles` (where `start` lets it start), in order.
   std::vector<std::size_t> containing_any(const std::vector<std::size_t>& indices,
                                           const std::vector<std::string>& needles,
                                           NeedleSearch::Start start = NeedleSearch::Start::Anywhere) {

@@ -17,10 +17,6 @@ uint16_t window_hash(const char* at) {
   return static_cast<uint16_t>((word * 0x9E3779B1u) >> 16);
 }
 
-bool is_identifier_byte(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
 }  // namespace
 
 NeedleSearch::NeedleSearch(std::vector<std::string> needles, Start start)

@@ -13,10 +13,17 @@
 
 namespace kvlint {
 
+// A byte of a source identifier: ASCII letter, digit, `_`, or any byte of a non-ASCII
+// character (Python and C++ both allow those in names).
+inline bool is_identifier_byte(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         static_cast<unsigned char>(c) >= 0x80;
+}
+
 class NeedleSearch {
  public:
   // Where an occurrence may start. `WordStart`: a needle that begins with an identifier
-  // byte ([A-Za-z0-9_]) counts only where the byte before it is none (`Graph(` in
+  // byte counts only where the byte before it is none (`Graph(` in
   // `nx.Graph(`, not in `CUDAGraph(`); a needle beginning otherwise (`<Graph>`) counts anywhere.
   enum class Start { Anywhere, WordStart };
 
