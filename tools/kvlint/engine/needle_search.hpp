@@ -22,9 +22,9 @@ inline bool is_identifier_byte(char c) {
 
 class NeedleSearch {
  public:
-  // Where an occurrence may start. `WordStart`: a needle that begins with an identifier
-  // byte counts only where the byte before it is none (`Graph(` in
-  // `nx.Graph(`, not in `CUDAGraph(`); a needle beginning otherwise (`<Graph>`) counts anywhere.
+  // Where an occurrence may start. `WordStart`: a needle that begins with an identifier byte
+  // counts only where the byte before it is none (`Graph(` in `nx.Graph(`, not in
+  // `CUDAGraph(`); a needle beginning otherwise (`<Graph>`) counts anywhere.
   enum class Start { Anywhere, WordStart };
 
   explicit NeedleSearch(std::vector<std::string> needles, Start start = Start::Anywhere);
