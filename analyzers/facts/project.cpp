@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -94,6 +95,11 @@ struct Project::Index {
   std::unordered_map<const ClassFact*, std::vector<const OwnershipHop*>> reverse_hops_from;
   // Calls of a bare function name (`capture_decode_step(self, bs)`), by that name.
   std::unordered_map<std::string, std::vector<std::pair<CodeRef, const CallFact*>>> function_calls;
+  // Calls through an object (`self.decoder.enable_graphs()`), by the callee's last name, in the
+  // order invocations_of visits them (each query scanned every call of the project); built on
+  // the first query, which only the enforce_eager rules make.
+  std::once_flag method_calls_built;
+  std::unordered_map<std::string_view, std::vector<std::pair<CodeRef, const CallFact*>>> method_calls;
 };
 
 namespace {
@@ -786,21 +792,26 @@ std::vector<Invocation> Project::invocations_of(ClassRef cls, std::string_view m
     auto bases = ancestors(type);
     return std::find(bases.begin(), bases.end(), cls) != bases.end();
   };
-  const std::string suffix = "." + std::string(method);
-  auto scan = [&](CodeRef caller) {
-    for (const auto& call : caller.method->calls) {
-      if (!call.callee.ends_with(suffix)) continue;
-      const auto parts = split_dotted(call.callee);
-      if (parts.size() < 2 || parts.back() != method || parts.front() == "cls") continue;
-      if (parts.front() == "self" && parts.size() == 2) continue;  // the class calling itself
-      if (caller.cls == cls && parts.front() == "self") continue;
-      if (is_target(receiver_class(caller, parts))) out.push_back(Invocation{caller, &call});
-    }
-  };
-  for (ClassRef c : classes_)
-    for (const CodeRef& m : methods_of(c)) scan(m);
-  for (const auto& file : files_)
-    for (const auto& f : file.functions) scan(CodeRef{&file, {}, &f});
+  std::call_once(index_->method_calls_built, [&] {
+    auto add = [&](CodeRef caller) {
+      for (const auto& call : caller.method->calls)
+        if (const auto dot = call.callee.rfind('.'); dot != std::string::npos)
+          index_->method_calls[std::string_view(call.callee).substr(dot + 1)].emplace_back(caller, &call);
+    };
+    for (ClassRef c : classes_)
+      for (const CodeRef& m : methods_of(c)) add(m);
+    for (const auto& file : files_)
+      for (const auto& f : file.functions) add(CodeRef{&file, {}, &f});
+  });
+  auto it = index_->method_calls.find(method);
+  if (it == index_->method_calls.end()) return out;
+  for (const auto& [caller, call] : it->second) {
+    const auto parts = split_dotted(call->callee);
+    if (parts.front() == "cls") continue;
+    if (parts.front() == "self" && parts.size() == 2) continue;  // the class calling itself
+    if (caller.cls == cls && parts.front() == "self") continue;
+    if (is_target(receiver_class(caller, parts))) out.push_back(Invocation{caller, call});
+  }
   return out;
 }
 
