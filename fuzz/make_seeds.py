@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,24 +96,28 @@ def seeds_findings_json(out, kvlint):
 def seeds_result_cache(out, kvlint):
     # Real caches: `kvlint check` over a copy of each rule's fixtures and of the examples, with
     # a cache directory. Each entry's data is kvlint's binary facts form (cache format 6),
-    # which has no writer outside kvlint, so the seeds come from a kvlint built from this source.
-    # Written twice: the whole sealed file, and its payload (the fuzzer also seals each input).
+    # which has no writer outside kvlint, so the seeds come from a kvlint built from this source;
+    # the file index beside it too (file-index.bin, read by the same fuzzer). Written twice:
+    # the whole sealed file, and its payload (the fuzzer also seals each input).
     if not kvlint:
         return
     targets = [ROOT / "examples/models"] + sorted(p.parent for p in ROOT.glob("rules/*/fixtures"))
-    for target in targets:
-        with tempfile.TemporaryDirectory() as scratch:
-            copy = Path(scratch) / target.name
-            shutil.copytree(target, copy)
-            cache = Path(scratch) / "cache"
+    with tempfile.TemporaryDirectory() as scratch:
+        copies = []
+        for n, target in enumerate(targets):
+            copies.append(Path(scratch) / str(n) / target.name)
+            shutil.copytree(target, copies[-1])
+        # A run records a file in the index only once its times are 2 s old (file_index.hpp).
+        time.sleep(2.5)
+        for copy in copies:
+            cache = copy.parent / "cache"
             subprocess.run([kvlint, "check", "--exit-zero", "--cache-dir", str(cache), str(copy)],
                            cwd=ROOT, capture_output=True, timeout=120)
-            cache_file = cache / "facts-cache.cbor"
-            if not cache_file.is_file():
-                continue
-            data = cache_file.read_bytes()
-        write_seed(out, data)
-        write_seed(out, data[data.find(b"\n") + 1:])
+            for name in ("facts-cache.cbor", "file-index.bin"):
+                if (cache / name).is_file():
+                    data = (cache / name).read_bytes()
+                    write_seed(out, data)
+                    write_seed(out, data[data.find(b"\n") + 1:])
 
 
 def seeds_event_line(out, kvlint):

@@ -216,7 +216,7 @@ class Walker {
       walk(shown, absolute, project, index);
     } else {
       if (options_.force_exclude && projects_[project].excluded(absolute, false)) return;
-      add_file(shown, absolute, {st.st_dev, st.st_ino}, project, index, true, false);
+      add_file(shown, absolute, st, project, index, true, false);
     }
   }
 
@@ -304,10 +304,13 @@ class Walker {
     result_.diagnostics.push_back(std::move(d));
   }
 
-  void add_file(const fs::path& shown, const fs::path& absolute, FileId id, std::size_t project,
+  // `st`: the file's stat, symbolic links followed.
+  void add_file(const fs::path& shown, const fs::path& absolute, const struct stat& st, std::size_t project,
                 std::size_t named_index, bool is_explicit, bool via_link) {
     const bool reported = named_index != kContextWalk;
+    const FileId id{st.st_dev, st.st_ino};
     Candidate c;
+    c.file.stamp = stamp_from(st);
     c.file.display = shown.generic_string();
     c.file.absolute = absolute.string();
     c.file.explicit_file = is_explicit;
@@ -431,8 +434,7 @@ class Walker {
             context_budget_exceeded_ = true;
             return;
           }
-          add_file(shown, absolute, {target.st_dev, target.st_ino}, dir.project, named_index, false,
-                   via_link);
+          add_file(shown, absolute, target, dir.project, named_index, false, via_link);
           continue;
         }
         std::size_t sub_project = dir.project;

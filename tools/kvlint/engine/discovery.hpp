@@ -11,6 +11,7 @@
 
 #include "rules/finding.hpp"
 #include "tools/kvlint/config/config.hpp"
+#include "tools/kvlint/engine/file_index.hpp"
 
 namespace kvlint {
 
@@ -23,6 +24,7 @@ struct DiscoveredFile {
   std::string absolute;        // absolute, lexically normal
   bool explicit_file = false;  // named on the command line
   bool reported = true;        // named or found under a named directory; false: project context only
+  FileStamp stamp;             // its stat as discovery saw it (links followed): before any read of it
 };
 
 // The files one configuration governs. Resolution is per project: a project's

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -32,6 +33,7 @@
 #include "rules/registry.hpp"
 #include "tools/kvlint/engine/cpp_module.hpp"
 #include "tools/kvlint/engine/discovery.hpp"
+#include "tools/kvlint/engine/file_index.hpp"
 #include "tools/kvlint/engine/needle_search.hpp"
 #include "tools/kvlint/engine/result_cache.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
@@ -78,6 +80,14 @@ struct FileState {
   std::vector<FileDependency> dependencies;  // the headers its C++ result depends on
   std::vector<std::string> dropped_options;  // C++: compile options left out (not how the file is read)
   std::optional<std::vector<std::string>> defined_classes;  // names after `class `, scanned on demand
+  // The file index (file_index.hpp): the stamp seen before the bytes were first read (when the
+  // run has an index), whether the hash and scans came from the index instead of a read, the
+  // text scans' results as the index recorded them, and those this run used.
+  std::optional<FileStamp> stamp;
+  bool from_index = false;
+  std::vector<ScanRecord> indexed_scans;
+  std::vector<ScanRecord> scans;
+  bool read_once = false;  // from the index, and read by some phase since
 };
 
 // A file's bytes for one phase: the run's kept copy, or those read again; empty (false) when
@@ -174,6 +184,28 @@ bool reads_scope_and_multiplicity(std::string_view content) {
     return ::memmem(content.data(), content.size(), needle.data(), needle.size()) != nullptr;
   };
   return has("num_seqs") && (has("scope") || has("Scope"));  // the rare one first: one pass for most files
+}
+
+// Names one text scan for the file index: its kind, whether needles count only at a word
+// start, and the needles in any order. A scan's result is a function of the bytes and this.
+std::uint64_t scan_id(std::string_view kind, bool word_start, const std::vector<std::string>& needles) {
+  std::vector<std::string_view> sorted(needles.begin(), needles.end());
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  XXH3_state_t* state = XXH3_createState();
+  if (!state) throw std::bad_alloc();
+  XXH3_64bits_reset(state);
+  auto add = [&](std::string_view text) {
+    const std::uint64_t size = text.size();
+    XXH3_64bits_update(state, &size, sizeof size);
+    XXH3_64bits_update(state, text.data(), text.size());
+  };
+  add(kind);
+  add(word_start ? "word-start" : "anywhere");
+  for (std::string_view needle : sorted) add(needle);
+  const std::uint64_t id = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  return id;
 }
 
 // Appends the names written after `keyword` anywhere in the bytes.
@@ -423,13 +455,28 @@ class ProjectRun {
   }
 
   // Reads and hashes every file, in parallel, keeping their bytes while the run's `kept_bytes`
-  // (shared by its projects) stays within kKeptBytesBudget.
-  void read_all(std::atomic<std::size_t>& kept_bytes) {
+  // (shared by its projects) stays within kKeptBytesBudget. A file whose stamp `index` holds
+  // is not read: its hash and scan results come from there, its bytes when a phase needs them.
+  void read_all(std::atomic<std::size_t>& kept_bytes, const FileIndex* index) {
+    kept_bytes_ = &kept_bytes;
     std::vector<std::size_t> all(files_.size());
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
     std::vector<std::optional<Diagnostic>> problems(files_.size());
     std::vector<std::size_t> sizes(files_.size());
     parallel_over(all, [&](std::size_t i) {
+      if (index) {
+        FileState& f = files_[i];
+        f.stamp = f.file.stamp;  // seen before the read: a later write moves it
+        if (const FileIndexEntry* entry = index->unchanged(f.file.absolute, *f.stamp)) {
+          f.readable = true;
+          f.from_index = true;
+          f.content_hash = entry->content_hash;
+          f.indexed_scans = entry->scans;
+          f.defined_classes = entry->class_names;
+          sizes[i] = f.stamp->size;
+          return;
+        }
+      }
       ReadOutcome outcome = read_source(files_[i].file.absolute, files_[i].file.display);
       files_[i].readable = !outcome.problem;
       files_[i].content_hash = XXH3_64bits(outcome.content.data(), outcome.content.size());
@@ -445,6 +492,7 @@ class ProjectRun {
     });
     for (std::size_t i = 0; i < files_.size(); ++i) {
       result_.stats.bytes_read += sizes[i];
+      if (files_[i].from_index) ++result_.stats.files_unread;
       if (problems[i] && is_reported(files_[i])) {
         result_.diagnostics.push_back(std::move(*problems[i]));
         ++result_.stats.files_failed;
@@ -460,6 +508,7 @@ class ProjectRun {
     // The kept bytes served the widening rounds' text scans; the rules phase, the run's peak,
     // reads again only the files with findings (their evidence lines).
     for (auto& f : files_) f.kept.reset();
+    keep_reads_ = false;
     run_rules();
     for (const auto& f : files_)
       if (f.changed && is_reported(f)) {
@@ -475,6 +524,20 @@ class ProjectRun {
   // Some file read differently later in the run than at first: the result is not one state of the tree.
   bool saw_changes() const {
     return std::any_of(files_.begin(), files_.end(), [](const FileState& f) { return f.changed; });
+  }
+
+  // What the run learnt of each file for the next one: its stamp, hash and scan results, when
+  // the stamp had settled before the run began (file_index.hpp) and the bytes held still.
+  void record_in(FileIndex& index, std::chrono::system_clock::time_point run_start) const {
+    for (const auto& f : files_) {
+      if (!f.readable || f.changed || !f.stamp || !settled_before(*f.stamp, run_start)) continue;
+      FileIndexEntry entry{*f.stamp, f.content_hash, f.scans, f.defined_classes};
+      // No scan ran (the run memo answered): what the index held still holds.
+      if (entry.scans.empty()) entry.scans = f.indexed_scans;
+      std::sort(entry.scans.begin(), entry.scans.end(),
+                [](const ScanRecord& a, const ScanRecord& b) { return a.scan < b.scan; });
+      index.record(f.file.absolute, std::move(entry));
+    }
   }
 
  private:
@@ -494,14 +557,49 @@ class ProjectRun {
   // The bytes of `f` as first read: the kept copy, else read again (a phase keeps them only
   // while it works on the file); empty, and `f.changed` set, when the file changed since or
   // cannot be read any more. Each file is worked on by one worker at a time.
-  static FileBytes reread(FileState& f) {
+  FileBytes reread(FileState& f) {
     if (f.kept) return FileBytes::kept(*f.kept);
     ReadOutcome outcome = read_source(f.file.absolute, f.file.display);
     if (outcome.problem || XXH3_64bits(outcome.content.data(), outcome.content.size()) != f.content_hash) {
       f.changed = true;
       return {};
     }
+    // A file the index knew is first read here; its bytes are kept for the later phases as
+    // read_all keeps those it reads (a run whose scans the index cannot answer, after a
+    // vocabulary change, needs them in every phase).
+    if (f.from_index && !f.read_once && keep_reads_) {
+      f.read_once = true;
+      const std::size_t size = outcome.content.size();
+      if (kept_bytes_->fetch_add(size, std::memory_order_relaxed) + size <= kKeptBytesBudget) {
+        f.kept = std::move(outcome.content);
+        return FileBytes::kept(*f.kept);
+      }
+      kept_bytes_->fetch_sub(size, std::memory_order_relaxed);
+    }
     return FileBytes::read(std::move(outcome.content));
+  }
+
+  // What text scan `scan` found in `f`: earlier in this run, or in the run the file index
+  // recorded it from (then it counts as used by this one); nullopt when it has not run on these bytes.
+  std::optional<bool> recalled(FileState& f, std::uint64_t scan) {
+    for (const ScanRecord& r : f.scans)
+      if (r.scan == scan) return r.hit;
+    for (const ScanRecord& r : f.indexed_scans)
+      if (r.scan == scan) {
+        f.scans.push_back(r);
+        return r.hit;
+      }
+    return std::nullopt;
+  }
+
+  // Whether `f`'s bytes contain one of `search`'s needles, scan `scan` (remembered for the index).
+  bool scan_for(FileState& f, std::uint64_t scan, const std::function<bool(std::string_view)>& search) {
+    if (const std::optional<bool> hit = recalled(f, scan)) return *hit;
+    const FileBytes content = reread(f);
+    if (!content) return false;
+    const bool hit = search(*content);
+    f.scans.push_back({scan, hit});
+    return hit;
   }
 
   // Those of `indices` whose bytes contain one of `needles` (where `start` lets it start), in order.
@@ -511,10 +609,10 @@ class ProjectRun {
     // One sampled pass per file for all needles (class names times three spellings), not
     // one memmem per needle: a pre-commit run searched every unanalysed file this way.
     const NeedleSearch search(needles, start);
+    const std::uint64_t scan = scan_id("needles", start == NeedleSearch::Start::WordStart, needles);
     std::vector<char> hit(files_.size(), 0);
     parallel_over(indices, [&](std::size_t i) {
-      const FileBytes content = reread(files_[i]);
-      hit[i] = content && search.found_in(*content);
+      hit[i] = scan_for(files_[i], scan, [&](std::string_view content) { return search.found_in(content); });
     });
     std::vector<std::size_t> out;
     for (std::size_t i : indices)
@@ -524,12 +622,18 @@ class ProjectRun {
 
   // The prefilter: files that contain no anchor cannot produce facts a rule reads.
   void prefilter(const std::vector<std::string>& anchors) {
+    const std::vector<std::string> cpp_anchors = cpp_prefilter_anchors(vocabulary_);
     const NeedleSearch python_search(anchors);
-    const NeedleSearch cpp_search(cpp_prefilter_anchors(vocabulary_));
+    const NeedleSearch cpp_search(cpp_anchors);
+    const std::uint64_t python_scan = scan_id("prefilter", false, anchors);
+    const std::uint64_t cpp_scan = scan_id("prefilter-cpp", false, cpp_anchors);
     parallel_over(readable_matching([](const FileState&) { return true; }), [&](std::size_t i) {
-      const FileBytes content = reread(files_[i]);
-      files_[i].anchor_hit = content && ((files_[i].is_cpp ? cpp_search : python_search).found_in(*content) ||
-                                         (!files_[i].is_cpp && reads_scope_and_multiplicity(*content)));
+      FileState& f = files_[i];
+      f.anchor_hit = f.is_cpp
+                         ? scan_for(f, cpp_scan, [&](std::string_view c) { return cpp_search.found_in(c); })
+                         : scan_for(f, python_scan, [&](std::string_view c) {
+                             return python_search.found_in(c) || reads_scope_and_multiplicity(c);
+                           });
     });
   }
 
@@ -987,6 +1091,8 @@ class ProjectRun {
   const std::string& tool_identity_;
   ResultCache* cache_ = nullptr;
   std::atomic<std::size_t> bytes_parsed_{0};
+  std::atomic<std::size_t>* kept_bytes_ = nullptr;  // the run's, shared by its projects (read_all)
+  bool keep_reads_ = true;                          // false once the kept bytes are dropped for the rules
   std::vector<FileState> files_;
   bool has_cpp_ = false;
   const CppFrontEndModule* cpp_module_ = nullptr;
@@ -1030,30 +1136,11 @@ CheckResult run_check(const CheckOptions& options) {
 
   const Workers workers(worker_count(options.jobs));
   const std::string tool_identity = build_identity();
+  // Stamps within kRacyWindow of this are not trusted next time (file_index.hpp).
+  const auto run_start = options.started_at.value_or(std::chrono::system_clock::now());
   std::vector<std::unique_ptr<ProjectRun>> projects;
-  std::atomic<std::size_t> kept_bytes{0};
-  for (auto& project : found.projects) {
+  for (auto& project : found.projects)
     projects.push_back(std::make_unique<ProjectRun>(std::move(project), workers, tool_identity));
-    projects.back()->read_all(kept_bytes);
-    projects.back()->add_content_hashes(result.content_hashes);
-  }
-  // The C++ front end is loaded only when some project has C++ files: one diagnostic per run
-  // when it cannot be (each C++ file is then reported as not analysed).
-  std::optional<CppFrontEndModule> cpp_module;
-  for (const auto& project : projects)
-    if (project->has_cpp() && !cpp_module) {
-      cpp_module.emplace();
-      if (!cpp_module->loaded()) {
-        Diagnostic d;
-        d.kind = "cpp-frontend";
-        d.message = cpp_module->problem();
-        result.diagnostics.push_back(std::move(d));
-      }
-    }
-  IncludedFilesCheck included_files;
-  for (auto& project : projects)
-    if (project->has_cpp())
-      project->use_cpp(cpp_module ? &*cpp_module : nullptr, options.compile_commands, included_files);
   auto cache_dir_of = [&](const ProjectRun& project) {
     return cache_dir.empty() ? project.config().root / ".kvlint_cache" : cache_dir;
   };
@@ -1072,6 +1159,51 @@ CheckResult run_check(const CheckOptions& options) {
     }
     return it->second;
   };
+  // One file index per cache directory, shared by the projects that use it.
+  std::map<fs::path, std::unique_ptr<FileIndex>> indexes;
+  std::atomic<std::size_t> kept_bytes{0};
+  for (auto& project : projects) {
+    FileIndex* index = nullptr;
+    if (cache_usable(*project)) {
+      auto& slot = indexes[cache_dir_of(*project)];
+      if (!slot) slot = std::make_unique<FileIndex>(cache_dir_of(*project), tool_identity);
+      index = slot.get();
+    }
+    project->read_all(kept_bytes, index);
+    project->add_content_hashes(result.content_hashes);
+  }
+  // What the run learnt of its files, for the next run's reads; a failure only costs that
+  // run its shortcut, and is said once (the cache's own note comes first when both fail).
+  auto save_indexes = [&](bool say_failure) {
+    for (auto& [dir, index] : indexes) {
+      std::vector<std::string> paths_in_run;
+      for (const auto& project : projects)
+        if (cache_dir_of(*project) == dir) {
+          project->record_in(*index, run_start);
+          project->add_paths(paths_in_run);
+        }
+      std::string error;
+      if (!index->save(paths_in_run, error) && say_failure)
+        result.notes.push_back(fmt::format("caching disabled: cannot write the file index: {}", error));
+    }
+  };
+  // The C++ front end is loaded only when some project has C++ files: one diagnostic per run
+  // when it cannot be (each C++ file is then reported as not analysed).
+  std::optional<CppFrontEndModule> cpp_module;
+  for (const auto& project : projects)
+    if (project->has_cpp() && !cpp_module) {
+      cpp_module.emplace();
+      if (!cpp_module->loaded()) {
+        Diagnostic d;
+        d.kind = "cpp-frontend";
+        d.message = cpp_module->problem();
+        result.diagnostics.push_back(std::move(d));
+      }
+    }
+  IncludedFilesCheck included_files;
+  for (auto& project : projects)
+    if (project->has_cpp())
+      project->use_cpp(cpp_module ? &*cpp_module : nullptr, options.compile_commands, included_files);
   // A finding fails the run at or above the fail-on level of its own file's configuration.
   auto count_failing = [&] {
     std::map<std::string, Severity> fail_on;
@@ -1098,6 +1230,7 @@ CheckResult run_check(const CheckOptions& options) {
     result.stats.files_context += s.files_context;
     result.stats.bytes_read += s.bytes_read;
     result.stats.files_failed += s.files_failed;
+    result.stats.files_unread += s.files_unread;
   }
 
   // The whole-run memo: one key over every project, kept with the first project's cache.
@@ -1124,6 +1257,7 @@ CheckResult run_check(const CheckOptions& options) {
       result.stats.files_cached = memo->files_analysed;
       result.stats.files_skipped = memo->files_skipped;
       result.stats.files_failed += memo->files_failed;
+      save_indexes(true);
       keep_reported();
       return result;
     }
@@ -1168,6 +1302,7 @@ CheckResult run_check(const CheckOptions& options) {
       caches_saved = false;
     }
   }
+  save_indexes(caches_saved);
   // A run that saw a file change under it is not remembered as the result of the tree.
   const bool saw_changes = std::any_of(projects.begin(), projects.end(),
                                        [](const auto& project) { return project->saw_changes(); });

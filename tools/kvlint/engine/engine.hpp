@@ -3,11 +3,13 @@
 // suppressions, order deterministically.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +44,10 @@ struct CheckOptions {
   // C++ files: the compile database (`-p DIR`: a directory holding compile_commands.json, or
   // the file); empty: each project's `compile-commands` setting, else the nearest one upward.
   std::filesystem::path compile_commands;
+  // When the run began, for the file index's racy window (file_index.hpp: stamps within
+  // kRacyWindow of it are not trusted next time); unset: now. Tests set a later time instead
+  // of waiting for files they just wrote to settle.
+  std::optional<std::chrono::system_clock::time_point> started_at;
 };
 
 struct CheckStats {
@@ -51,7 +57,11 @@ struct CheckStats {
   std::size_t files_parsed = 0;   // through the front end this run
   std::size_t files_cached = 0;   // facts taken from the cache
   std::size_t files_skipped = 0;  // prefilter: cannot match
+  // Bytes of the files considered: read, or taken as unchanged from the file index (their size).
   std::size_t bytes_read = 0;
+  // Files, reported or context, that the file index (file_index.hpp) knew unchanged since an
+  // earlier run: not read unless a phase needed their bytes.
+  std::size_t files_unread = 0;
   // Source bytes handed to the parser, every parse counted (a file the vocabulary widening
   // analyses again counts twice; cached and prefiltered files not at all).
   std::size_t bytes_parsed = 0;

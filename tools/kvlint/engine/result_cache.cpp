@@ -151,44 +151,11 @@ std::string seal(const json& document) {
   return seal_cache_payload(std::string_view(reinterpret_cast<const char*>(payload.data()), payload.size()));
 }
 
-// The payload of a sealed file, or nullopt when the header, the format or the
-// checksum does not match (truncated, corrupted, foreign).
+// The payload of a sealed file, decoded, or nullopt (see unseal_cache_payload).
 std::optional<json> unseal(std::string_view bytes) {
-  const std::string header = fmt::format("kvlint-cache {} ", kCacheFormat);
-  constexpr std::size_t kDigestLength = 32;
-  if (!bytes.starts_with(header) || bytes.size() < header.size() + kDigestLength + 1 ||
-      bytes[header.size() + kDigestLength] != '\n')
-    return std::nullopt;
-  const std::string_view digest_text = bytes.substr(header.size(), kDigestLength);
-  const std::string_view payload = bytes.substr(header.size() + kDigestLength + 1);
-  const XXH128_hash_t digest = XXH3_128bits(payload.data(), payload.size());
-  if (digest_text != fmt::format("{:016x}{:016x}", digest.high64, digest.low64)) return std::nullopt;
-  return decode_cbor_bounded(payload);
-}
-
-// The whole content of a regular file, not following a symbolic link and never
-// blocking on a FIFO; nullopt when absent or anything else.
-std::optional<std::string> read_regular_file(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string content;
-  struct stat st {};
-  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  if (ok) content.reserve(static_cast<std::size_t>(st.st_size));
-  char buffer[1 << 16];
-  while (ok) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ok = false;
-      break;
-    }
-    content.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  if (!ok) return std::nullopt;
-  return content;
+  const std::optional<std::string_view> payload = unseal_cache_payload(bytes);
+  if (!payload) return std::nullopt;
+  return decode_cbor_bounded(*payload);
 }
 
 // [[path, "hash in hex"], [path, null], ...]: null for a path that must stay absent.
@@ -212,6 +179,42 @@ std::vector<FileDependency> dependencies_from_json(const json& in) {
 }
 
 }  // namespace
+
+std::optional<std::string> read_regular_file(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string content;
+  struct stat st {};
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (ok) content.reserve(static_cast<std::size_t>(st.st_size));
+  char buffer[1 << 16];
+  while (ok) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ok = false;
+      break;
+    }
+    content.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  if (!ok) return std::nullopt;
+  return content;
+}
+
+std::optional<std::string_view> unseal_cache_payload(std::string_view bytes) {
+  const std::string header = fmt::format("kvlint-cache {} ", kCacheFormat);
+  constexpr std::size_t kDigestLength = 32;
+  if (!bytes.starts_with(header) || bytes.size() < header.size() + kDigestLength + 1 ||
+      bytes[header.size() + kDigestLength] != '\n')
+    return std::nullopt;
+  const std::string_view digest_text = bytes.substr(header.size(), kDigestLength);
+  const std::string_view payload = bytes.substr(header.size() + kDigestLength + 1);
+  const XXH128_hash_t digest = XXH3_128bits(payload.data(), payload.size());
+  if (digest_text != fmt::format("{:016x}{:016x}", digest.high64, digest.low64)) return std::nullopt;
+  return payload;
+}
 
 std::optional<RunMemo> load_run_memo(const fs::path& directory, const std::string& key) {
   const std::optional<std::string> bytes = read_regular_file(run_memo_file(directory));

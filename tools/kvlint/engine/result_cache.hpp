@@ -76,6 +76,12 @@ struct ResultCacheContents {
 std::optional<ResultCacheContents> decode_result_cache(std::string_view bytes);
 // A cache file around `payload`: "kvlint-cache <format> <xxh3-128 of payload>\n" + payload.
 std::string seal_cache_payload(std::string_view payload);
+// The payload of such a file, or nullopt when the header, the format or the checksum does not
+// match (truncated, corrupted, foreign).
+std::optional<std::string_view> unseal_cache_payload(std::string_view bytes);
+// The whole content of a regular file, not following a symbolic link and never blocking on a
+// FIFO; nullopt when absent or anything else. For the cache's own files.
+std::optional<std::string> read_regular_file(const std::filesystem::path& path);
 std::string encode_result_cache(const ResultCacheContents& contents);
 
 class ResultCache {
