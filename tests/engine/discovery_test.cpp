@@ -322,6 +322,26 @@ TEST(Discovery, WithoutAConfigFileTheContextIsThePythonProjectOfTheNamedFilesNot
   EXPECT_TRUE(found.notes.empty());
 }
 
+TEST(Discovery, NamedFilesInTwoPythonProjectsTakeTheirCommonParentAsContext) {
+  TempDir dir;
+  if (!git_init(dir.path())) GTEST_SKIP() << "git is not available";
+  dir.write("unrelated/u.py", "");
+  dir.write("proj/b.py", "");
+  dir.write("proj/a/other.py", "");
+  dir.write("proj/a/pkg1/setup.cfg", "");
+  const fs::path one = dir.write("proj/a/pkg1/m/one.py", "");
+  const fs::path two = dir.write("proj/a/pkg1/m/deep/two.py", "");  // its way up passes m again
+  dir.write("proj/a/pkg2/setup.py", "");
+  const fs::path three = dir.write("proj/a/pkg2/three.py", "");
+  const auto found = discover_with_context({one, two, three});
+  EXPECT_EQ(files_of(found, dir.path()),
+            (std::vector<std::pair<std::string, bool>>{{"proj/a/other.py", false},
+                                                       {"proj/a/pkg1/m/deep/two.py", true},
+                                                       {"proj/a/pkg1/m/one.py", true},
+                                                       {"proj/a/pkg2/setup.py", false},
+                                                       {"proj/a/pkg2/three.py", true}}));
+}
+
 TEST(Discovery, AnUnconfiguredContextTooBigToBeOneProjectIsLeftOutWithANote) {
   TempDir dir;
   if (!git_init(dir.path())) GTEST_SKIP() << "git is not available";

@@ -122,15 +122,31 @@ fs::path common_parent(const std::vector<fs::path>& dirs) {
   return common;
 }
 
+constexpr const char* kProjectMarkers[] = {"pyproject.toml", "setup.py", "setup.cfg"};
+
 // The top of the Python project holding `dir`: the nearest directory from `dir` up to `root`
 // with a pyproject.toml, setup.py or setup.cfg (what ruff, pip and build tools take as a
-// project's top), else `root`.
-fs::path python_project_top(fs::path dir, const fs::path& root) {
+// project's top), else `root`. `known` remembers the answer for every directory passed on the
+// way up, so each is probed once however many files lie below it (an installed tree's 11,000
+// files were 90,000 failed stats).
+fs::path python_project_top(const fs::path& dir, const fs::path& root, std::map<fs::path, fs::path>& known) {
+  std::vector<fs::path> passed;
+  fs::path top = root;
   std::error_code ec;
-  for (; is_within(dir, root) && dir != root; dir = dir.parent_path())
-    for (const char* marker : {"pyproject.toml", "setup.py", "setup.cfg"})
-      if (fs::is_regular_file(dir / marker, ec)) return dir;
-  return root;
+  for (fs::path d = dir; is_within(d, root) && d != root; d = d.parent_path()) {
+    if (auto it = known.find(d); it != known.end()) {
+      top = it->second;
+      break;
+    }
+    passed.push_back(d);
+    if (std::any_of(std::begin(kProjectMarkers), std::end(kProjectMarkers),
+                    [&](const char* marker) { return fs::is_regular_file(d / marker, ec); })) {
+      top = d;
+      break;
+    }
+  }
+  for (const auto& d : passed) known.emplace(d, top);
+  return top;
 }
 
 struct ProjectState {
@@ -288,10 +304,7 @@ class Walker {
     std::set<fs::path> tops;
     for (const auto& c : candidates_) {
       if (c.project != project || !c.file.reported) continue;
-      const fs::path dir = fs::path(c.file.absolute).parent_path();
-      auto [it, inserted] = top_of_dir.try_emplace(dir);
-      if (inserted) it->second = python_project_top(dir, root);
-      tops.insert(it->second);
+      tops.insert(python_project_top(fs::path(c.file.absolute).parent_path(), root, top_of_dir));
     }
     return tops.empty() ? root : common_parent({tops.begin(), tops.end()});
   }
@@ -380,7 +393,7 @@ class Walker {
           diagnose(dir.shown, "read-error", fmt::format("cannot read directory: {}", std::strerror(errno)));
         continue;
       }
-      std::vector<std::string> names;
+      std::vector<std::pair<std::string, unsigned char>> entries;  // name, d_type
       while (const dirent* entry = ::readdir(handle.get())) {
         const std::string_view name = entry->d_name;
         if (name == "." || name == "..") continue;
@@ -389,11 +402,14 @@ class Walker {
           context_budget_exceeded_ = true;
           return;
         }
-        names.emplace_back(name);
+        entries.emplace_back(name, entry->d_type);
       }
-      std::sort(names.begin(), names.end());
+      std::sort(entries.begin(), entries.end());
       std::vector<Pending> subdirs;
-      for (const auto& name : names) {
+      for (const auto& [name, type] : entries) {
+        // What readdir says is a regular file and no source needs no stat: most entries of
+        // an installed tree (.so, .pyc, metadata) were one system call each.
+        if (type == DT_REG && !project.config.is_source_name(name)) continue;
         const fs::path absolute = dir.absolute / name;
         const fs::path shown = (dir.shown / name).lexically_normal();
         struct stat lst {};

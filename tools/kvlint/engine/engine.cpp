@@ -80,12 +80,11 @@ struct FileState {
   std::vector<FileDependency> dependencies;  // the headers its C++ result depends on
   std::vector<std::string> dropped_options;  // C++: compile options left out (not how the file is read)
   std::optional<std::vector<std::string>> defined_classes;  // names after `class `, scanned on demand
-  // The file index (file_index.hpp): the stamp seen before the bytes were first read (when the
-  // run has an index), whether the hash and scans came from the index instead of a read, the
-  // text scans' results as the index recorded them, and those this run used.
-  std::optional<FileStamp> stamp;
+  // The file index (file_index.hpp): whether the hash and scans came from the index instead of
+  // a read (the stamp is file.stamp), the text scans' results as the index recorded them, and
+  // those this run used.
   bool from_index = false;
-  std::vector<ScanRecord> indexed_scans;
+  const std::vector<ScanRecord>* indexed_scans = nullptr;  // the index's, which outlives the run
   std::vector<ScanRecord> scans;
   bool read_once = false;  // from the index, and read by some phase since
 };
@@ -466,14 +465,14 @@ class ProjectRun {
     parallel_over(all, [&](std::size_t i) {
       if (index) {
         FileState& f = files_[i];
-        f.stamp = f.file.stamp;  // seen before the read: a later write moves it
-        if (const FileIndexEntry* entry = index->unchanged(f.file.absolute, *f.stamp)) {
+        // Seen by discovery, before the read: a later write moves it.
+        if (const FileIndexEntry* entry = index->unchanged(f.file.absolute, f.file.stamp)) {
           f.readable = true;
           f.from_index = true;
           f.content_hash = entry->content_hash;
-          f.indexed_scans = entry->scans;
+          f.indexed_scans = &entry->scans;
           f.defined_classes = entry->class_names;
-          sizes[i] = f.stamp->size;
+          sizes[i] = f.file.stamp.size;
           return;
         }
       }
@@ -530,10 +529,10 @@ class ProjectRun {
   // the stamp had settled before the run began (file_index.hpp) and the bytes held still.
   void record_in(FileIndex& index, std::chrono::system_clock::time_point run_start) const {
     for (const auto& f : files_) {
-      if (!f.readable || f.changed || !f.stamp || !settled_before(*f.stamp, run_start)) continue;
-      FileIndexEntry entry{*f.stamp, f.content_hash, f.scans, f.defined_classes};
+      if (!f.readable || f.changed || !settled_before(f.file.stamp, run_start)) continue;
+      FileIndexEntry entry{f.file.stamp, f.content_hash, f.scans, f.defined_classes};
       // No scan ran (the run memo answered): what the index held still holds.
-      if (entry.scans.empty()) entry.scans = f.indexed_scans;
+      if (entry.scans.empty() && f.indexed_scans) entry.scans = *f.indexed_scans;
       std::sort(entry.scans.begin(), entry.scans.end(),
                 [](const ScanRecord& a, const ScanRecord& b) { return a.scan < b.scan; });
       index.record(f.file.absolute, std::move(entry));
@@ -584,11 +583,12 @@ class ProjectRun {
   std::optional<bool> recalled(FileState& f, std::uint64_t scan) {
     for (const ScanRecord& r : f.scans)
       if (r.scan == scan) return r.hit;
-    for (const ScanRecord& r : f.indexed_scans)
-      if (r.scan == scan) {
-        f.scans.push_back(r);
-        return r.hit;
-      }
+    if (f.indexed_scans)
+      for (const ScanRecord& r : *f.indexed_scans)
+        if (r.scan == scan) {
+          f.scans.push_back(r);
+          return r.hit;
+        }
     return std::nullopt;
   }
 
