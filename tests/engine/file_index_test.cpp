@@ -108,6 +108,7 @@ TEST(FileIndexFile, SavingKeepsOtherFilesWhileTheyExistAndDropsWhatTheRunDidNotR
     std::string error;
     ASSERT_TRUE(index.save({kept, gone, stale, fresh}, error)) << error;
   }
+  EXPECT_TRUE(fs::exists(dir.path() / "cache/.gitignore"));  // as the facts cache's directory has
   const FileStamp stamp = sample_entry(1).stamp;
   {
     FileIndex index(dir.path() / "cache", "v1");

@@ -134,9 +134,8 @@ bool FileIndex::save(const std::vector<std::string>& paths_in_run, std::string& 
   loaded_.clear();
   recorded_.clear();
   if (!changed) return true;
-  std::error_code ec;
-  fs::create_directories(directory_, ec);
-  return write_file_atomically(file(), encode_file_index(contents), error);
+  return prepare_cache_directory(directory_, error) &&
+         write_file_atomically(file(), encode_file_index(contents), error);
 }
 
 }  // namespace kvlint

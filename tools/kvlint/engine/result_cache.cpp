@@ -462,25 +462,32 @@ bool ResultCache::save(const std::vector<std::string>& paths_in_run) {
   ResultCacheContents contents;  // shares the entries' bytes
   contents.tool_version = tool_version_;
   for (const auto& [key, entry] : entries_) contents.entries.emplace(key, entry.stored);
-  std::error_code ec;
-  fs::create_directories(directory_, ec);
-  if (ec) {
-    note_ = fmt::format("caching disabled: cannot create cache directory {}: {}", directory_.string(),
-                        ec.message());
+  std::string error;
+  if (!prepare_cache_directory(directory_, error)) {
+    note_ = "caching disabled: " + error;
     return false;
   }
-  // Tell git to leave the cache alone.
-  const fs::path gitignore = directory_ / ".gitignore";
-  if (!fs::exists(fs::symlink_status(gitignore, ec))) {
-    std::string ignored_error;
-    write_file_atomically(gitignore, "# created by kvlint\n*\n", ignored_error);
-  }
-  std::string error;
   if (!write_file_atomically(file(), encode_result_cache(contents), error)) {
     note_ = fmt::format("caching disabled: cannot write the cache: {}", error);
     return false;
   }
   dirty_ = false;
+  return true;
+}
+
+bool prepare_cache_directory(const fs::path& directory, std::string& error) {
+  std::error_code ec;
+  fs::create_directories(directory, ec);
+  if (ec) {
+    error = fmt::format("cannot create cache directory {}: {}", directory.string(), ec.message());
+    return false;
+  }
+  // Tell git to leave the cache alone.
+  const fs::path gitignore = directory / ".gitignore";
+  if (!fs::exists(fs::symlink_status(gitignore, ec))) {
+    std::string ignored_error;
+    write_file_atomically(gitignore, "# created by kvlint\n*\n", ignored_error);
+  }
   return true;
 }
 

@@ -119,6 +119,10 @@ class ResultCache {
   std::string note_;
 };
 
+// Creates the cache directory with a .gitignore that keeps git away from it; false with
+// `error` set when it cannot be created.
+bool prepare_cache_directory(const std::filesystem::path& directory, std::string& error);
+
 // Why `directory` must not be used as a cache directory (a symbolic link: a
 // committed `.kvlint_cache` link would redirect writes), or nullopt.
 std::optional<std::string> cache_directory_problem(const std::filesystem::path& directory);
