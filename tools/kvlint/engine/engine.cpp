@@ -481,13 +481,7 @@ class ProjectRun {
       files_[i].content_hash = XXH3_64bits(outcome.content.data(), outcome.content.size());
       sizes[i] = outcome.content.size();
       problems[i] = std::move(outcome.problem);
-      if (files_[i].readable) {
-        const std::size_t size = outcome.content.size();
-        if (kept_bytes.fetch_add(size, std::memory_order_relaxed) + size <= kKeptBytesBudget)
-          files_[i].kept = std::move(outcome.content);
-        else
-          kept_bytes.fetch_sub(size, std::memory_order_relaxed);
-      }
+      if (files_[i].readable) keep_within_budget(files_[i], std::move(outcome.content));
     });
     for (std::size_t i = 0; i < files_.size(); ++i) {
       result_.stats.bytes_read += sizes[i];
@@ -568,14 +562,21 @@ class ProjectRun {
     // vocabulary change, needs them in every phase).
     if (f.from_index && !f.read_once && keep_reads_) {
       f.read_once = true;
-      const std::size_t size = outcome.content.size();
-      if (kept_bytes_->fetch_add(size, std::memory_order_relaxed) + size <= kKeptBytesBudget) {
-        f.kept = std::move(outcome.content);
-        return FileBytes::kept(*f.kept);
-      }
-      kept_bytes_->fetch_sub(size, std::memory_order_relaxed);
+      if (keep_within_budget(f, std::move(outcome.content))) return FileBytes::kept(*f.kept);
     }
     return FileBytes::read(std::move(outcome.content));
+  }
+
+  // Keeps `bytes` as `f`'s while the run's kept bytes stay within kKeptBytesBudget; `bytes` is
+  // left untouched otherwise.
+  bool keep_within_budget(FileState& f, std::string&& bytes) {
+    const std::size_t size = bytes.size();
+    if (kept_bytes_->fetch_add(size, std::memory_order_relaxed) + size > kKeptBytesBudget) {
+      kept_bytes_->fetch_sub(size, std::memory_order_relaxed);
+      return false;
+    }
+    f.kept = std::move(bytes);
+    return true;
   }
 
   // What text scan `scan` found in `f`: earlier in this run, or in the run the file index
