@@ -329,6 +329,26 @@ TEST(Pipeline, SkippedFilesDefiningBaseClassesAreParsed) {
   EXPECT_EQ(result.stats.files_skipped, 1u);
 }
 
+// A Python file defines a class only with `class` first on its line (indented, after a tab, in
+// a file with a byte order mark); prose that writes "class Base" is not a definition.
+TEST(Pipeline, BaseClassSearchReadsOnlyClassStatementsInPython) {
+  TempDir dir;
+  dir.write("declarer.py",
+            "from lib import Base, Tabbed, Marked\nclass Holder(Base, Tabbed, Marked):\n"
+            "    def model_local_kv_specs(self):\n        return []\n");
+  dir.write("indented.py", "import torch\nif torch:\n    class Base(torch.nn.Module):\n        pass\n");
+  dir.write("tabbed.py", "class\tTabbed:\n    pass\n");
+  dir.write("marked.py",
+            "\xEF\xBB\xBF"
+            "class Marked:\n    pass\n");
+  dir.write("prose.py",
+            "\"\"\"Each class Base has a class Tabbed; a struct Marked.\"\"\"\nx = 1  # class Base\n");
+  const auto result = check(dir, false, 2);
+  std::set<std::string> parsed;
+  for (const auto& f : result.parsed_files) parsed.insert(f.path.filename().string());
+  EXPECT_EQ(parsed, (std::set<std::string>{"declarer.py", "indented.py", "tabbed.py", "marked.py"}));
+}
+
 // The capture-holder round parses a skipped Python file that constructs a capturing class,
 // found by its whole name; not one naming a longer class that ends in it, nor a lowercase
 // capturing class (which the Python front end never reads as constructed).

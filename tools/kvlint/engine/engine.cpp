@@ -207,8 +207,11 @@ std::uint64_t scan_id(std::string_view kind, bool word_start, const std::vector<
   return id;
 }
 
-// Appends the names written after `keyword` anywhere in the bytes.
-void scan_names_after(std::string_view content, std::string_view keyword, std::vector<std::string>& names) {
+// Appends the names written after the word `keyword` and a space or tab in the bytes; with
+// `line_start`, only where the keyword is the first word of its line (after spaces, tabs or
+// form feeds).
+void scan_names_after(std::string_view content, std::string_view keyword, bool line_start,
+                      std::vector<std::string>& names) {
   // memmem, not string_view::find: find scans for 'c' and compares at each, slow on source text.
   auto next = [&](std::size_t from) -> std::size_t {
     if (from >= content.size()) return std::string_view::npos;
@@ -216,9 +219,15 @@ void scan_names_after(std::string_view content, std::string_view keyword, std::v
     return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - content.data())
                : std::string_view::npos;
   };
+  auto starts_line = [&](std::size_t at) {
+    while (at > 0 && (content[at - 1] == ' ' || content[at - 1] == '\t' || content[at - 1] == '\f')) --at;
+    return at == 0 || content[at - 1] == '\n' || content[at - 1] == '\r' ||
+           (at == 3 && content.substr(0, 3) == "\xEF\xBB\xBF");  // after a UTF-8 byte order mark
+  };
   for (std::size_t at = next(0); at != std::string_view::npos; at = next(at + 1)) {
-    if (at > 0 && is_identifier_byte(content[at - 1])) continue;
+    if (line_start ? !starts_line(at) : at > 0 && is_identifier_byte(content[at - 1])) continue;
     std::size_t begin = at + keyword.size();
+    if (begin >= content.size() || (content[begin] != ' ' && content[begin] != '\t')) continue;
     while (begin < content.size() && (content[begin] == ' ' || content[begin] == '\t')) ++begin;
     std::size_t end = begin;
     while (end < content.size() && is_identifier_byte(content[end])) ++end;
@@ -226,12 +235,20 @@ void scan_names_after(std::string_view content, std::string_view keyword, std::v
   }
 }
 
-// Names written after the keyword `class ` or `struct ` (C++) anywhere in the bytes (a superset
-// of the classes the file defines; strings and comments may add a few, which only costs a parse).
-std::vector<std::string> scan_class_names(std::string_view content) {
+// Names a file may define as classes: a superset, which only costs a parse. C++: the names
+// after `class` or `struct` anywhere (`template <class T>`, elaborated types). Python: after
+// `class` where it begins a line, as every class statement does (a compound statement follows
+// no `;` or `:` on its line); prose in docstrings and comments ("the class object", "a struct
+// module") named bases like `object` and sent whole files to the parser. Strings and comments
+// may still add a few.
+std::vector<std::string> scan_class_names(std::string_view content, bool is_cpp) {
   std::vector<std::string> names;
-  for (std::string_view keyword : {std::string_view("class "), std::string_view("struct ")})
-    scan_names_after(content, keyword, names);
+  if (is_cpp) {
+    for (std::string_view keyword : {std::string_view("class"), std::string_view("struct")})
+      scan_names_after(content, keyword, false, names);
+  } else {
+    scan_names_after(content, "class", true, names);
+  }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
@@ -958,7 +975,8 @@ class ProjectRun {
           parallel_over(unanalysed, [&](std::size_t i) {
             if (files_[i].defined_classes) return;
             const FileBytes content = reread(files_[i]);
-            files_[i].defined_classes = content ? scan_class_names(*content) : std::vector<std::string>();
+            files_[i].defined_classes =
+                content ? scan_class_names(*content, files_[i].is_cpp) : std::vector<std::string>();
           });
           auto candidates = readable_matching([&](const FileState& f) {
             if (f.facts) return false;
