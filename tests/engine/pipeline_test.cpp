@@ -349,6 +349,34 @@ TEST(Pipeline, BaseClassSearchReadsOnlyClassStatementsInPython) {
   EXPECT_EQ(parsed, (std::set<std::string>{"declarer.py", "indented.py", "tabbed.py", "marked.py"}));
 }
 
+// Past the kept-bytes budget a file is read again only by a phase that needs it whole: the
+// prefilter and the base-class search (run here: Holder's base is defined nowhere) answer
+// from the first read. The model file comes last (one worker reads in path order), past the
+// budget, and is read again once, to be parsed.
+TEST(Pipeline, FilesPastTheKeptBudgetAreReadAgainOnlyToBeParsed) {
+  TempDir dir;
+  std::string filler;
+  while (filler.size() < (std::size_t{1} << 20)) filler += "value = 12345  # no anchor, no class statement\n";
+  std::size_t written = 0;
+  for (int i = 0; written <= kKeptBytesBudget + (std::size_t{4} << 20); ++i) {
+    dir.write("filler_" + std::to_string(i) + ".py", filler);
+    written += filler.size();
+  }
+  // Longer than the room the fillers leave in the budget: it cannot be kept.
+  const std::string model =
+      "from elsewhere import Base\nclass Holder(Base):\n    def model_local_kv_specs(self):\n"
+      "        return []\n#" +
+      std::string(filler.size(), 'x') + "\n";
+  dir.write("zz_model.py", model);
+  const auto result = check(dir, false, 1);
+  ASSERT_GT(result.stats.bytes_read, kKeptBytesBudget);
+  ASSERT_EQ(result.parsed_files.size(), 1u);
+  EXPECT_EQ(result.parsed_files.front().path.filename(), "zz_model.py");
+  EXPECT_EQ(result.stats.bytes_reread, model.size());
+  // Two workers put other files past the budget; still only the model can be read again.
+  EXPECT_LE(check(dir, false, 2).stats.bytes_reread, model.size());
+}
+
 // The capture-holder round parses a skipped Python file that constructs a capturing class,
 // found by its whole name; not one naming a longer class that ends in it, nor a lowercase
 // capturing class (which the Python front end never reads as constructed).

@@ -54,13 +54,6 @@ constexpr int kMaxWideningRounds = 8;
 constexpr int kCaptureHolderLevels = 3;
 constexpr int kMaxBaseRounds = 2;
 
-// The bytes of the files a run first reads are kept for its later phases up to this many in
-// all (a pre-commit-sized run on vllm-omni 0.30.0 reads 24 MB): within it each file is read
-// once, not once per phase (prefilter, analysis, each widening scan: six times, 50,000 system
-// calls for 1,600 files); past it each phase reads the file again (ProjectRun::reread), so
-// memory stays bounded by this plus the files in flight, whatever the size of the tree.
-constexpr std::size_t kKeptBytesBudget = std::size_t{32} << 20;
-
 // What the run keeps of one file between phases.
 struct FileState {
   DiscoveredFile file;
@@ -206,6 +199,30 @@ std::uint64_t scan_id(std::string_view kind, bool word_start, const std::vector<
   XXH3_freeState(state);
   return id;
 }
+
+// The prefilter's text scan under one vocabulary: whether a file holds an anchor of its
+// language (or, Python, reads a scope and the multiplicity together), one scan id per language.
+class PrefilterScan {
+ public:
+  explicit PrefilterScan(const facts::Vocabulary& v)
+      : PrefilterScan(prefilter_anchors(v), cpp_prefilter_anchors(v)) {}
+  std::uint64_t id(bool is_cpp) const { return is_cpp ? cpp_id_ : python_id_; }
+  bool found_in(bool is_cpp, std::string_view content) const {
+    return is_cpp ? cpp_search_.found_in(content)
+                  : python_search_.found_in(content) || reads_scope_and_multiplicity(content);
+  }
+
+ private:
+  PrefilterScan(const std::vector<std::string>& python, const std::vector<std::string>& cpp)
+      : python_search_(python),
+        cpp_search_(cpp),
+        python_id_(scan_id("prefilter", false, python)),
+        cpp_id_(scan_id("prefilter-cpp", false, cpp)) {}
+  NeedleSearch python_search_;
+  NeedleSearch cpp_search_;
+  std::uint64_t python_id_;
+  std::uint64_t cpp_id_;
+};
 
 // Appends the names written after the word `keyword` and a space or tab in the bytes; with
 // `line_start`, only where the keyword is the first word of its line (after spaces, tabs or
@@ -389,7 +406,8 @@ class ProjectRun {
         config_fingerprint_(config_.fingerprint()),
         config_location_(config_location(config_)),
         tool_identity_(tool_identity),
-        vocabulary_(config_.vocabulary) {
+        vocabulary_(config_.vocabulary),
+        initial_prefilter_(vocabulary_) {
     ModuleNamer namer(config_.root);
     files_.reserve(project.files.size());
     for (auto& f : project.files) {
@@ -498,7 +516,13 @@ class ProjectRun {
       files_[i].content_hash = XXH3_64bits(outcome.content.data(), outcome.content.size());
       sizes[i] = outcome.content.size();
       problems[i] = std::move(outcome.problem);
-      if (files_[i].readable) keep_within_budget(files_[i], std::move(outcome.content));
+      if (!files_[i].readable || keep_within_budget(files_[i], std::move(outcome.content))) return;
+      // Past the budget, the bytes in hand answer the prefilter now, and the base-class search
+      // for a file the prefilter skips, instead of each of those phases reading them again.
+      FileState& f = files_[i];
+      const bool hit = initial_prefilter_.found_in(f.is_cpp, outcome.content);
+      f.scans.push_back({initial_prefilter_.id(f.is_cpp), hit});
+      if (!hit) f.defined_classes = scan_class_names(outcome.content, f.is_cpp);
     });
     for (std::size_t i = 0; i < files_.size(); ++i) {
       result_.stats.bytes_read += sizes[i];
@@ -513,13 +537,14 @@ class ProjectRun {
   // Analyses (through `cache` when given), resolves and checks the project.
   void check(ResultCache* cache) {
     cache_ = cache;
-    prefilter(prefilter_anchors(vocabulary_));
+    prefilter();
     analyse_with_widening();
     // The kept bytes served the widening rounds' text scans; the rules phase, the run's peak,
     // reads again only the files with findings (their evidence lines).
     for (auto& f : files_) f.kept.reset();
     keep_reads_ = false;
     run_rules();
+    result_.stats.bytes_reread = bytes_reread_.load();
     for (const auto& f : files_)
       if (f.changed && is_reported(f)) {
         Diagnostic d;
@@ -570,6 +595,7 @@ class ProjectRun {
   FileBytes reread(FileState& f) {
     if (f.kept) return FileBytes::kept(*f.kept);
     ReadOutcome outcome = read_source(f.file.absolute, f.file.display);
+    bytes_reread_.fetch_add(outcome.content.size(), std::memory_order_relaxed);
     if (outcome.problem || XXH3_64bits(outcome.content.data(), outcome.content.size()) != f.content_hash) {
       f.changed = true;
       return {};
@@ -639,19 +665,11 @@ class ProjectRun {
   }
 
   // The prefilter: files that contain no anchor cannot produce facts a rule reads.
-  void prefilter(const std::vector<std::string>& anchors) {
-    const std::vector<std::string> cpp_anchors = cpp_prefilter_anchors(vocabulary_);
-    const NeedleSearch python_search(anchors);
-    const NeedleSearch cpp_search(cpp_anchors);
-    const std::uint64_t python_scan = scan_id("prefilter", false, anchors);
-    const std::uint64_t cpp_scan = scan_id("prefilter-cpp", false, cpp_anchors);
+  void prefilter() {
     parallel_over(readable_matching([](const FileState&) { return true; }), [&](std::size_t i) {
       FileState& f = files_[i];
-      f.anchor_hit = f.is_cpp
-                         ? scan_for(f, cpp_scan, [&](std::string_view c) { return cpp_search.found_in(c); })
-                         : scan_for(f, python_scan, [&](std::string_view c) {
-                             return python_search.found_in(c) || reads_scope_and_multiplicity(c);
-                           });
+      f.anchor_hit = scan_for(f, initial_prefilter_.id(f.is_cpp),
+                              [&](std::string_view c) { return initial_prefilter_.found_in(f.is_cpp, c); });
     });
   }
 
@@ -1110,6 +1128,7 @@ class ProjectRun {
   const std::string& tool_identity_;
   ResultCache* cache_ = nullptr;
   std::atomic<std::size_t> bytes_parsed_{0};
+  std::atomic<std::size_t> bytes_reread_{0};        // by reread(), every phase counted
   std::atomic<std::size_t>* kept_bytes_ = nullptr;  // the run's, shared by its projects (read_all)
   bool keep_reads_ = true;                          // false once the kept bytes are dropped for the rules
   std::vector<FileState> files_;
@@ -1122,6 +1141,9 @@ class ProjectRun {
   std::uint64_t compile_database_hash_ = 0;
   std::set<std::string> reported_;  // display paths of the reported files
   facts::Vocabulary vocabulary_;
+  // The prefilter under the vocabulary the run starts with (read_all and check's first phase,
+  // before any widening round adds to vocabulary_).
+  PrefilterScan initial_prefilter_;
   CheckResult result_;
 };
 
@@ -1306,6 +1328,7 @@ CheckResult run_check(const CheckOptions& options) {
     result.stats.files_skipped += part.stats.files_skipped;
     result.stats.files_failed += project->analysis_failures();
     result.stats.bytes_parsed += part.stats.bytes_parsed;
+    result.stats.bytes_reread += part.stats.bytes_reread;
   }
   std::sort(result.findings.begin(), result.findings.end(), finding_less);
   std::sort(result.diagnostics.begin(), result.diagnostics.end(), diagnostic_less);
