@@ -45,6 +45,24 @@ TEST(Glob, GitignoreSemantics) {
   EXPECT_FALSE(GlobPattern::parse("   ", comment));
 }
 
+// Segments without glob characters compare as text, and a pattern without `**` matches only
+// as many parts as it has segments; fnmatch's answers stay where a segment has `*?[\\`.
+TEST(Glob, LiteralSegmentsAndSegmentCountsMatchAsFnmatchWould) {
+  EXPECT_TRUE(pattern("/libexec/lib.so").matches("libexec/lib.so", false));
+  EXPECT_FALSE(pattern("/libexec/lib.so").matches("libexec/lib.so/x", false));
+  EXPECT_FALSE(pattern("/libexec/lib.so").matches("libexec", true));
+  EXPECT_FALSE(pattern("/versions").matches("versions/3.11/lib/a.py", false));  // the dir, not below
+  EXPECT_TRUE(matches_path_or_ancestor({pattern("/versions")}, "versions/3.11/lib/a.py", false));
+  EXPECT_TRUE(pattern("a/*/c").matches("a/b/c", false));
+  EXPECT_FALSE(pattern("a/*/c").matches("a/b/b/c", false));
+  EXPECT_TRUE(pattern("/src/*.[oa]").matches("src/x.o", false));
+  EXPECT_FALSE(pattern("/src/*.[oa]").matches("src/x.c", false));
+  EXPECT_TRUE(pattern("\\*.py").matches("*.py", false));  // escaped: the text `*.py` only
+  EXPECT_FALSE(pattern("\\*.py").matches("a.py", false));
+  EXPECT_TRUE(pattern("ma?e.py").matches("make.py", false));
+  EXPECT_FALSE(pattern("make.py").matches("Make.py", false));
+}
+
 TEST(Glob, LastMatchWinsAndNegationReincludes) {
   std::vector<GlobPattern> list{pattern("*.py"), pattern("!keep.py")};
   EXPECT_EQ(match_patterns(list, "drop.py", false), 1);
@@ -90,6 +108,41 @@ TEST(Discovery, HonoursNestedGitignoreNegationAndExcludes) {
   config.respect_gitignore = false;
   EXPECT_EQ(discover_files({dir.path()}, config, options).reported_files().size(),
             8u);  // vendor, .git, __pycache__ and the cache dir stay out
+}
+
+// The walk reads a directory's entries to know whether it holds a .gitignore or a config
+// file: one reached through a symbolic link still counts (its target is read), and a root
+// named with a trailing slash walks as without one.
+TEST(Discovery, LinkedGitignoreAndConfigFilesCountAndATrailingSlashChangesNothing) {
+  TempDir dir;
+  dir.write("shared/ignore-list", "skip.py\n");
+  dir.write("shared/kvlint.toml", "select = [\"KV2\"]\n");
+  dir.write("a.py", "");
+  dir.write("skip.py", "");
+  dir.write("pkg/b.py", "");
+  dir.write("pkg/skip.py", "");
+  dir.write("sub/c.py", "");
+  fs::create_symlink(dir.path() / "shared/ignore-list", dir.path() / ".gitignore");
+  fs::create_symlink(dir.path() / "shared/kvlint.toml", dir.path() / "sub/kvlint.toml");
+  dir.write("shared/skip.py", "");
+  DiscoveryOptions options;
+  options.nearest_config = true;
+  const auto found = discover_files({dir.path()}, Config{}, options);
+  std::vector<std::string> relative;
+  for (const auto& f : found.reported_files())
+    relative.push_back(fs::path(f.display).lexically_relative(dir.path()).generic_string());
+  EXPECT_EQ(relative, (std::vector<std::string>{"a.py", "pkg/b.py", "sub/c.py"}));
+  std::vector<std::string> roots;
+  for (const auto& project : found.projects) roots.push_back(project.config.root.generic_string());
+  EXPECT_EQ(roots,
+            (std::vector<std::string>{dir.path().generic_string(), (dir.path() / "sub").generic_string()}));
+
+  const auto slashed = discover_files({dir.path().string() + "/"}, Config{}, options);
+  ASSERT_EQ(slashed.reported_files().size(), found.reported_files().size());
+  for (std::size_t i = 0; i < found.reported_files().size(); ++i) {
+    EXPECT_EQ(slashed.reported_files()[i].display, found.reported_files()[i].display);
+    EXPECT_EQ(slashed.reported_files()[i].absolute, found.reported_files()[i].absolute);
+  }
 }
 
 TEST(Discovery, ExplicitFilesAreCheckedUnlessForceExcluded) {

@@ -50,6 +50,11 @@ bool GlobPattern::parse(std::string_view line, GlobPattern& out) {
   if (out.segments.empty()) return false;
   // An unanchored pattern matches at any depth: the same as a leading `**`.
   if (!out.anchored) out.segments.insert(out.segments.begin(), "**");
+  for (const std::string& seg : out.segments) {
+    out.has_globstar = out.has_globstar || seg == "**";
+    // fnmatch(3) with FNM_PATHNAME matches a segment without `*?[\` only to itself.
+    out.literal.push_back(seg.find_first_of("*?[\\") == std::string::npos ? 1 : 0);
+  }
   return true;
 }
 
@@ -74,18 +79,34 @@ bool GlobPattern::parse_config(std::string_view text, GlobPattern& out) {
 }
 
 bool GlobPattern::matches(std::string_view relative, bool is_dir) const {
+  return matches_parts(split_path(relative), is_dir);
+}
+
+bool GlobPattern::matches_parts(std::span<const std::string_view> parts, bool is_dir) const {
   if (dir_only && !is_dir) return false;
-  const auto parts = split_path(relative);
   const std::size_t np = segments.size();
   const std::size_t nt = parts.size();
+  // Without `**` each segment matches exactly one part: a .gitignore's `/build` is one
+  // comparison per path, not a table (every file of a walk meets every pattern).
+  if (!has_globstar && np != nt) return false;
+  std::string nul_terminated;  // fnmatch wants C strings; parts are views into the path
+  auto segment_matches = [&](std::size_t i, std::string_view part) {
+    if (literal[i]) return part == segments[i];
+    nul_terminated.assign(part);
+    return fnmatch(segments[i].c_str(), nul_terminated.c_str(), FNM_PATHNAME) == 0;
+  };
+  if (!has_globstar) {
+    for (std::size_t i = 0; i < np; ++i)
+      if (!segment_matches(i, parts[i])) return false;
+    return true;
+  }
   // reach[i][j]: the first i pattern segments match the first j path parts.
   // Iterative DP over one row at a time (no recursion).
   std::vector<char> prev(nt + 1, 0), cur(nt + 1, 0);
   prev[0] = 1;
   for (std::size_t i = 1; i <= np; ++i) {
-    const std::string& seg = segments[i - 1];
     std::fill(cur.begin(), cur.end(), 0);
-    if (seg == "**") {
+    if (segments[i - 1] == "**") {
       // Zero or more parts; a trailing "/**" ("foo/**") matches everything inside
       // foo but not foo itself, as in git, so "!foo/keep.py" can re-include a file.
       const bool trailing = i == np && np > 1;
@@ -95,35 +116,38 @@ bool GlobPattern::matches(std::string_view relative, bool is_dir) const {
         any = static_cast<char>(any | prev[j]);
       }
     } else {
-      for (std::size_t j = 1; j <= nt; ++j) {
-        if (!prev[j - 1]) continue;
-        const std::string part(parts[j - 1]);
-        cur[j] = fnmatch(seg.c_str(), part.c_str(), FNM_PATHNAME) == 0 ? 1 : 0;
-      }
+      for (std::size_t j = 1; j <= nt; ++j)
+        if (prev[j - 1]) cur[j] = segment_matches(i - 1, parts[j - 1]) ? 1 : 0;
     }
     std::swap(prev, cur);
   }
   return prev[nt] != 0;
 }
 
+namespace {
+
+int verdict_of(const std::vector<GlobPattern>& patterns, std::span<const std::string_view> parts,
+               bool is_dir) {
+  int verdict = 0;
+  for (const auto& p : patterns)
+    if (p.matches_parts(parts, is_dir)) verdict = p.negated ? -1 : 1;
+  return verdict;
+}
+
+}  // namespace
+
 bool matches_path_or_ancestor(const std::vector<GlobPattern>& patterns, std::string_view relative,
                               bool is_dir) {
   const auto parts = split_path(relative);
-  std::string prefix;
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (i) prefix += '/';
-    prefix += parts[i];
     const bool last = i + 1 == parts.size();
-    if (match_patterns(patterns, prefix, last ? is_dir : true) > 0) return true;
+    if (verdict_of(patterns, std::span(parts).first(i + 1), last ? is_dir : true) > 0) return true;
   }
   return false;
 }
 
 int match_patterns(const std::vector<GlobPattern>& patterns, std::string_view relative, bool is_dir) {
-  int verdict = 0;
-  for (const auto& p : patterns)
-    if (p.matches(relative, is_dir)) verdict = p.negated ? -1 : 1;
-  return verdict;
+  return patterns.empty() ? 0 : verdict_of(patterns, split_path(relative), is_dir);
 }
 
 }  // namespace kvlint

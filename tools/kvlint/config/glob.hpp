@@ -3,6 +3,7 @@
 // as a whole segment matches zero or more directories.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,10 @@ struct GlobPattern {
   bool negated = false;               // leading '!'
   bool dir_only = false;              // trailing '/'
   bool anchored = false;              // a '/' at the start or in the middle: relative to the base dir
+  // Set by parse: whether some segment is `**` (else a path matches only with as many
+  // parts as segments), and which segments hold no glob character (compared as text).
+  bool has_globstar = false;
+  std::vector<char> literal;
 
   // Parses one pattern line; false for blank lines and comments.
   static bool parse(std::string_view line, GlobPattern& out);
@@ -26,6 +31,8 @@ struct GlobPattern {
   // `relative` is the path relative to the pattern's base directory, '/'-separated,
   // without a leading "./". `is_dir` tells whether it names a directory.
   bool matches(std::string_view relative, bool is_dir) const;
+  // The same, the path given as split_path's parts (split once for a list of patterns).
+  bool matches_parts(std::span<const std::string_view> parts, bool is_dir) const;
 };
 
 // A list of patterns where the last match wins (negations re-include).

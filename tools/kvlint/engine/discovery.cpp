@@ -1,6 +1,7 @@
 #include "tools/kvlint/engine/discovery.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 
@@ -12,9 +13,12 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include "tools/kvlint/config/glob.hpp"
 
@@ -40,7 +44,7 @@ class DirectoryHandle {
 
 // The patterns of one .gitignore file, chained to those of the directories above.
 struct IgnoreLevel {
-  fs::path base;  // absolute directory holding the .gitignore
+  std::string base;  // absolute directory holding the .gitignore
   std::vector<GlobPattern> patterns;
   std::shared_ptr<const IgnoreLevel> parent;
 };
@@ -62,17 +66,54 @@ std::shared_ptr<const IgnoreLevel> push_level(const fs::path& dir,
   const fs::path file = dir / ".gitignore";
   if (!fs::is_regular_file(file, ec)) return parent;
   auto level = std::make_shared<IgnoreLevel>();
-  level->base = dir;
+  level->base = dir.native();
   level->patterns = read_gitignore(file);
   level->parent = std::move(parent);
   return level;
 }
 
+// The walk keeps its paths as strings: libstdc++ splits every std::filesystem::path it builds
+// into a heap list of components, and an installed tree's walk built three per entry.
+
+// `path` below the directory `base` (both absolute and normal), as the rest of the string;
+// nullopt when it is not strictly below (then lexically_relative decides).
+std::optional<std::string_view> path_below(std::string_view path, std::string_view base) {
+  if (base.empty() || path.size() <= base.size() || path.compare(0, base.size(), base) != 0)
+    return std::nullopt;
+  if (base.back() == '/') return path.substr(base.size());
+  if (path[base.size()] != '/') return std::nullopt;
+  return path.substr(base.size() + 1);
+}
+
+// `name` in the directory `dir` ('/'-separated, normal): what (dir / name).lexically_normal() is.
+std::string join_path(std::string_view dir, std::string_view name) {
+  if (dir.empty() || dir == ".") return std::string(name);
+  std::string out;
+  out.reserve(dir.size() + 1 + name.size());
+  out += dir;
+  if (out.back() != '/') out += '/';
+  out += name;
+  return out;
+}
+
+// The directory holding `path` (absolute, normal): fs::path::parent_path's answer.
+std::string parent_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return {};
+  return slash == 0 ? std::string("/") : path.substr(0, slash);
+}
+
 // Git semantics: the deepest .gitignore with a matching pattern decides; within a file the last match wins.
-bool gitignored(const IgnoreLevel* level, const fs::path& absolute, bool is_dir) {
+bool gitignored(const IgnoreLevel* level, std::string_view absolute, bool is_dir) {
   for (; level; level = level->parent.get()) {
-    const std::string relative = absolute.lexically_relative(level->base).generic_string();
-    const int verdict = match_patterns(level->patterns, relative, is_dir);
+    if (level->patterns.empty()) continue;
+    std::string computed;
+    std::optional<std::string_view> relative = path_below(absolute, level->base);
+    if (!relative) {
+      computed = fs::path(absolute).lexically_relative(level->base).generic_string();
+      relative = computed;
+    }
+    const int verdict = match_patterns(level->patterns, *relative, is_dir);
     if (verdict != 0) return verdict > 0;
   }
   return false;
@@ -129,23 +170,24 @@ constexpr const char* kProjectMarkers[] = {"pyproject.toml", "setup.py", "setup.
 // project's top), else `root`. `known` remembers the answer for every directory passed on the
 // way up, so each is probed once however many files lie below it (an installed tree's 11,000
 // files were 90,000 failed stats).
-fs::path python_project_top(const fs::path& dir, const fs::path& root, std::map<fs::path, fs::path>& known) {
-  std::vector<fs::path> passed;
-  fs::path top = root;
+std::string python_project_top(const std::string& dir, const std::string& root,
+                               std::unordered_map<std::string, std::string>& known) {
+  std::vector<std::string> passed;
+  std::string top = root;
   std::error_code ec;
-  for (fs::path d = dir; is_within(d, root) && d != root; d = d.parent_path()) {
+  for (std::string d = dir; path_below(d, root); d = parent_of(d)) {
     if (auto it = known.find(d); it != known.end()) {
       top = it->second;
       break;
     }
     passed.push_back(d);
     if (std::any_of(std::begin(kProjectMarkers), std::end(kProjectMarkers),
-                    [&](const char* marker) { return fs::is_regular_file(d / marker, ec); })) {
+                    [&](const char* marker) { return fs::is_regular_file(join_path(d, marker), ec); })) {
       top = d;
       break;
     }
   }
-  for (const auto& d : passed) known.emplace(d, top);
+  for (auto& d : passed) known.emplace(std::move(d), top);
   return top;
 }
 
@@ -157,18 +199,15 @@ struct ProjectState {
   bool walked_whole = false;  // its root was walked for reported files: no context left to load
   bool has_reported = false;
   // Directories of its reported C++ files: the only places C++ files are loaded as context.
-  std::set<fs::path> cpp_context_dirs;
+  std::set<std::string> cpp_context_dirs;
 
-  std::string relative_to_root(const fs::path& absolute) const {
-    fs::path rel = absolute.lexically_relative(config.root);
-    if (rel.empty() || *rel.begin() == "..") return {};
-    return rel.generic_string();
-  }
-  bool excluded(const fs::path& absolute, bool is_dir) const {
+  bool excluded(std::string_view absolute, bool is_dir) const {
     if (excludes.empty()) return false;
-    const std::string rel = relative_to_root(absolute);
-    if (rel.empty()) return false;
-    return matches_path_or_ancestor(excludes, rel, is_dir);
+    if (const auto below = path_below(absolute, config.root.native()))
+      return matches_path_or_ancestor(excludes, *below, is_dir);
+    const fs::path rel = fs::path(absolute).lexically_relative(config.root);
+    if (rel.empty() || *rel.begin() == "..") return false;
+    return matches_path_or_ancestor(excludes, rel.generic_string(), is_dir);
   }
 };
 
@@ -228,11 +267,11 @@ class Walker {
     }
     const std::size_t project = project_of(std::move(config));
     if (S_ISDIR(st.st_mode)) {
-      if (options_.force_exclude && projects_[project].excluded(absolute, true)) return;
+      if (options_.force_exclude && projects_[project].excluded(absolute.native(), true)) return;
       walk(shown, absolute, project, index);
     } else {
-      if (options_.force_exclude && projects_[project].excluded(absolute, false)) return;
-      add_file(shown, absolute, st, project, index, true, false);
+      if (options_.force_exclude && projects_[project].excluded(absolute.native(), false)) return;
+      add_file(shown.generic_string(), absolute.string(), st, project, index, true, false);
     }
   }
 
@@ -248,7 +287,7 @@ class Walker {
       if (!project.has_reported || project.walked_whole) continue;
       for (const auto& c : candidates_)
         if (c.project == i && c.file.reported && project.config.is_cpp_name(c.file.display))
-          project.cpp_context_dirs.insert(fs::path(c.file.absolute).parent_path());
+          project.cpp_context_dirs.insert(parent_of(c.file.absolute));
       const bool configured = project.config.source.has_value();
       const fs::path start = configured ? project.config.root : unconfigured_context_top(i);
       const std::size_t before = candidates_.size();
@@ -300,11 +339,11 @@ class Walker {
   // files (the common parent of their tops), the root when one of them has none below it.
   fs::path unconfigured_context_top(std::size_t project) {
     const fs::path& root = projects_[project].config.root;
-    std::map<fs::path, fs::path> top_of_dir;
-    std::set<fs::path> tops;
+    std::unordered_map<std::string, std::string> top_of_dir;
+    std::set<std::string> tops;
     for (const auto& c : candidates_) {
       if (c.project != project || !c.file.reported) continue;
-      tops.insert(python_project_top(fs::path(c.file.absolute).parent_path(), root, top_of_dir));
+      tops.insert(python_project_top(parent_of(c.file.absolute), root.native(), top_of_dir));
     }
     return tops.empty() ? root : common_parent({tops.begin(), tops.end()});
   }
@@ -318,14 +357,14 @@ class Walker {
   }
 
   // `st`: the file's stat, symbolic links followed.
-  void add_file(const fs::path& shown, const fs::path& absolute, const struct stat& st, std::size_t project,
+  void add_file(std::string shown, std::string absolute, const struct stat& st, std::size_t project,
                 std::size_t named_index, bool is_explicit, bool via_link) {
     const bool reported = named_index != kContextWalk;
     const FileId id{st.st_dev, st.st_ino};
     Candidate c;
     c.file.stamp = stamp_from(st);
-    c.file.display = shown.generic_string();
-    c.file.absolute = absolute.string();
+    c.file.display = std::move(shown);
+    c.file.absolute = std::move(absolute);
     c.file.explicit_file = is_explicit;
     c.file.reported = reported;
     c.project = project;
@@ -345,11 +384,13 @@ class Walker {
             std::size_t named_index) {
     const bool reported = named_index != kContextWalk;
     struct Pending {
-      fs::path shown;
-      fs::path absolute;
+      std::string shown;
+      std::string absolute;
       std::shared_ptr<const IgnoreLevel> ignores;
       std::size_t project;
       bool via_link;
+      std::optional<struct stat> st;  // known from the parent's entry (links followed)
+      bool below_root;                // a subdirectory: may hold a config file of its own
     };
     std::error_code ec;
     // Symbolic links are followed only to where this walk would reach anyway.
@@ -362,7 +403,8 @@ class Walker {
     // without a link is the one that finds a file first.
     std::deque<Pending> through_links;
     std::set<FileId> visited_dirs;
-    stack.push_back({shown_root, absolute_root, ignores, root_project, false});
+    stack.push_back({shown_root.generic_string(), absolute_root.string(), ignores, root_project, false,
+                     std::nullopt, false});
     while (!stack.empty() || !through_links.empty()) {
       if (stack.empty()) {
         stack.push_back(std::move(through_links.front()));
@@ -370,23 +412,22 @@ class Walker {
       }
       Pending dir = std::move(stack.back());
       stack.pop_back();
-      struct stat st {};
-      if (::stat(dir.absolute.c_str(), &st) != 0) {
-        if (reported)
-          diagnose(dir.shown, "read-error", fmt::format("cannot read directory: {}", std::strerror(errno)));
-        continue;
+      if (!dir.st) {
+        dir.st.emplace();
+        if (::stat(dir.absolute.c_str(), &*dir.st) != 0) {
+          if (reported)
+            diagnose(dir.shown, "read-error", fmt::format("cannot read directory: {}", std::strerror(errno)));
+          continue;
+        }
       }
+      const FileId dir_id{dir.st->st_dev, dir.st->st_ino};
       // A directory reached twice (a symlink loop or a second link): walk it once.
-      if (!visited_dirs.insert({st.st_dev, st.st_ino}).second) continue;
+      if (!visited_dirs.insert(dir_id).second) continue;
       // Context is what lies besides the directories walked for reported files.
       if (reported)
-        reported_dirs_.insert({st.st_dev, st.st_ino});
-      else if (reported_dirs_.count({st.st_dev, st.st_ino}))
+        reported_dirs_.insert(dir_id);
+      else if (reported_dirs_.count(dir_id))
         continue;
-      ProjectState& project = projects_[dir.project];
-      if (reported && project.root_id == FileId{st.st_dev, st.st_ino}) project.walked_whole = true;
-      const bool use_gitignore = project.config.respect_gitignore;
-      dir.ignores = push_level(dir.absolute, dir.ignores);
       DirectoryHandle handle(::opendir(dir.absolute.c_str()));
       if (!handle.get()) {
         if (reported)
@@ -397,28 +438,50 @@ class Walker {
       while (const dirent* entry = ::readdir(handle.get())) {
         const std::string_view name = entry->d_name;
         if (name == "." || name == "..") continue;
-        // A bounded context walk stops reading as soon as it has read too much.
-        if (!reported && ++context_entries_ > context_entry_budget_) {
-          context_budget_exceeded_ = true;
-          return;
-        }
         entries.emplace_back(name, entry->d_type);
       }
       std::sort(entries.begin(), entries.end());
+      // What the entries hold decides whether a file is looked for: a stat of each possible
+      // config file and .gitignore in every directory was most of an installed tree's walk.
+      auto holds = [&](std::string_view name) {
+        const auto it = std::lower_bound(
+            entries.begin(), entries.end(), name,
+            [](const std::pair<std::string, unsigned char>& e, std::string_view n) { return e.first < n; });
+        return it != entries.end() && it->first == name;
+      };
+      if (dir.below_root && options_.nearest_config && (holds("kvlint.toml") || holds("pyproject.toml"))) {
+        if (auto config = load_config_in(dir.absolute)) {
+          // Another project's tree: walked for reported files, never as this project's context.
+          if (!reported) continue;
+          dir.project = project_of(std::move(*config));
+        }
+      }
+      // A bounded context walk stops as soon as it has read too much.
+      if (!reported)
+        for (std::size_t k = 0; k < entries.size(); ++k)
+          if (++context_entries_ > context_entry_budget_) {
+            context_budget_exceeded_ = true;
+            return;
+          }
+      ProjectState& project = projects_[dir.project];
+      if (reported && project.root_id == dir_id) project.walked_whole = true;
+      const bool use_gitignore = project.config.respect_gitignore;
+      if (holds(".gitignore")) dir.ignores = push_level(dir.absolute, dir.ignores);
+      const int dir_fd = ::dirfd(handle.get());
       std::vector<Pending> subdirs;
       for (const auto& [name, type] : entries) {
         // What readdir says is a regular file and no source needs no stat: most entries of
         // an installed tree (.so, .pyc, metadata) were one system call each.
         if (type == DT_REG && !project.config.is_source_name(name)) continue;
-        const fs::path absolute = dir.absolute / name;
-        const fs::path shown = (dir.shown / name).lexically_normal();
+        std::string absolute = join_path(dir.absolute, name);
+        std::string shown = join_path(dir.shown, name);
         struct stat lst {};
-        if (::lstat(absolute.c_str(), &lst) != 0) continue;  // vanished meanwhile
+        if (::fstatat(dir_fd, name.c_str(), &lst, AT_SYMLINK_NOFOLLOW) != 0) continue;  // vanished meanwhile
         struct stat target = lst;
         bool via_link = dir.via_link;
         const bool is_link = S_ISLNK(lst.st_mode);
         if (is_link) {
-          if (::stat(absolute.c_str(), &target) != 0) {
+          if (::fstatat(dir_fd, name.c_str(), &target, 0) != 0) {
             if (reported && !project.excluded(absolute, false) &&
                 !(use_gitignore && gitignored(dir.ignores.get(), absolute, false)))
               diagnose(shown, "read-error", fmt::format("dangling symbolic link: {}", std::strerror(errno)));
@@ -427,8 +490,8 @@ class Walker {
           const fs::path real = fs::canonical(absolute, ec);
           if (ec || !is_within(real, real_root)) {
             if (reported && (S_ISDIR(target.st_mode) || project.config.is_source_name(name)))
-              links_leaving_tree_.insert(fmt::format("{} -> {}", shown.generic_string(),
-                                                     fs::read_symlink(absolute, ec).generic_string()));
+              links_leaving_tree_.insert(
+                  fmt::format("{} -> {}", shown, fs::read_symlink(absolute, ec).generic_string()));
             continue;
           }
           via_link = true;
@@ -436,7 +499,7 @@ class Walker {
         const bool is_dir = S_ISDIR(target.st_mode);
         if (is_dir) {
           if (name == ".git" || name == "__pycache__") continue;
-          if (absolute == project.cache_dir || absolute == options_.cache_dir) continue;
+          if (absolute == project.cache_dir.native() || absolute == options_.cache_dir.native()) continue;
         } else if (!S_ISREG(target.st_mode) || !project.config.is_source_name(name)) {
           continue;
         }
@@ -450,18 +513,10 @@ class Walker {
             context_budget_exceeded_ = true;
             return;
           }
-          add_file(shown, absolute, target, dir.project, named_index, false, via_link);
+          add_file(std::move(shown), std::move(absolute), target, dir.project, named_index, false, via_link);
           continue;
         }
-        std::size_t sub_project = dir.project;
-        if (options_.nearest_config) {
-          if (auto config = load_config_in(absolute)) {
-            // Another project's tree: walked for reported files, never as this project's context.
-            if (!reported) continue;
-            sub_project = project_of(std::move(*config));
-          }
-        }
-        Pending sub{shown, absolute, dir.ignores, sub_project, via_link};
+        Pending sub{std::move(shown), std::move(absolute), dir.ignores, dir.project, via_link, target, true};
         if (is_link)
           through_links.push_back(std::move(sub));
         else
