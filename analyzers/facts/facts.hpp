@@ -586,4 +586,11 @@ inline std::string_view simple_name(std::string_view dotted) {
   return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
 }
 
+// What comes before the simple name, without its dot: "pkg.mod" for "pkg.mod.Cls", "" for "Cls".
+inline std::string_view dotted_prefix(std::string_view dotted) {
+  std::string_view prefix = dotted.substr(0, dotted.size() - simple_name(dotted).size());
+  if (prefix.ends_with('.')) prefix.remove_suffix(1);
+  return prefix;
+}
+
 }  // namespace kvlint::facts

@@ -54,6 +54,8 @@ bool module_matches(std::string_view module_name, std::string_view prefix) {
   return ends_with_component(module_name, prefix);
 }
 
+}  // namespace
+
 // An absolute dotted prefix (`transformers.models.whisper.modeling_whisper`) may name a Python
 // module of the project: the module itself, a package above it (a re-export), or either seen
 // from a project root inside the package (`model_executor.models.x` for
@@ -70,8 +72,6 @@ bool may_be_module(std::string_view module_name, std::string_view prefix) {
     tail.remove_prefix(dot + 1);
   }
 }
-
-}  // namespace
 
 struct Project::Index {
   std::unordered_map<std::string, std::vector<ClassRef>> by_simple_name;
@@ -261,8 +261,7 @@ ClassRef Project::find_class(std::string_view name, const FileFacts* from) const
   }
   auto it = index_->by_simple_name.find(std::string(simple));
   if (it == index_->by_simple_name.end()) return {};
-  std::string_view prefix = name.substr(0, name.size() - simple.size());
-  if (prefix.ends_with('.')) prefix.remove_suffix(1);
+  const std::string_view prefix = dotted_prefix(name);
   // A Python name imported from another package (`transformers...WhisperEncoder`) is not a
   // project class that happens to share its simple name (a `WhisperEncoder` helper elsewhere).
   std::vector<ClassRef> plausible;

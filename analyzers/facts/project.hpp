@@ -26,15 +26,15 @@ enum class Tristate { No, Yes, Unknown };
 // How a declaration covers a class.
 struct Cover {
   enum class How {
-    Own,             // the class's own model_local_kv_specs
-    Inherited,       // from a base class
+    Own,                // the class's own model_local_kv_specs
+    Inherited,          // from a base class
     ForwardedByHolder,  // a holder forwards: return self.<attr>.model_local_kv_specs()
     DeclaredByHolder,   // a holder (transitively) declares specs itself
   };
   How how = How::Own;
   const FileFacts* file = nullptr;
   const Declaration* declaration = nullptr;
-  ClassRef declarer;              // class whose method it is
+  ClassRef declarer;                  // class whose method it is
   const OwnershipHop* hop = nullptr;  // for the holder cases: the hop from the holder
 };
 
@@ -87,6 +87,11 @@ struct KvWrite {
   std::string through_parameter;
   ClassRef parameter_class;
 };
+
+// Whether a class of the Python module `module_name` may be the one an absolute dotted prefix
+// names it by (`typing` in `typing.Protocol`): find_class takes no other, and the engine's
+// base-class search parses no other file for it.
+bool may_be_module(std::string_view module_name, std::string_view prefix);
 
 class Project {
  public:

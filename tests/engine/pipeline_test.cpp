@@ -336,17 +336,39 @@ TEST(Pipeline, BaseClassSearchReadsOnlyClassStatementsInPython) {
   dir.write("declarer.py",
             "from lib import Base, Tabbed, Marked\nclass Holder(Base, Tabbed, Marked):\n"
             "    def model_local_kv_specs(self):\n        return []\n");
-  dir.write("indented.py", "import torch\nif torch:\n    class Base(torch.nn.Module):\n        pass\n");
-  dir.write("tabbed.py", "class\tTabbed:\n    pass\n");
-  dir.write("marked.py",
+  dir.write("lib/__init__.py", "");  // the base is named `lib.Base`: looked for in package lib
+  dir.write("lib/indented.py", "import torch\nif torch:\n    class Base(torch.nn.Module):\n        pass\n");
+  dir.write("lib/tabbed.py", "class\tTabbed:\n    pass\n");
+  dir.write("lib/marked.py",
             "\xEF\xBB\xBF"
             "class Marked:\n    pass\n");
-  dir.write("prose.py",
+  dir.write("lib/prose.py",
             "\"\"\"Each class Base has a class Tabbed; a struct Marked.\"\"\"\nx = 1  # class Base\n");
   const auto result = check(dir, false, 2);
   std::set<std::string> parsed;
   for (const auto& f : result.parsed_files) parsed.insert(f.path.filename().string());
   EXPECT_EQ(parsed, (std::set<std::string>{"declarer.py", "indented.py", "tabbed.py", "marked.py"}));
+}
+
+// The base-class search parses a skipped file for a base named by an absolute dotted name
+// only when its module may be that name's (as find_class resolves it): `lib.base.Base` is
+// looked for in lib/base.py, not in other/base.py, which defines a `Base` too. A bare base
+// (a builtin, a star import) is looked for in every file.
+TEST(Pipeline, BaseClassSearchParsesOnlyModulesTheDottedNameMayName) {
+  TempDir dir;
+  dir.write("holder.py",
+            "from lib.base import Base\nclass Holder(Base):\n    def model_local_kv_specs(self):\n"
+            "        return []\nclass Bare(Anywhere):\n    pass\n");
+  dir.write("lib/__init__.py", "");
+  dir.write("lib/base.py", "class Base:\n    pass\n");
+  dir.write("other/__init__.py", "");
+  dir.write("other/base.py", "class Base:\n    pass\n");
+  dir.write("other/anywhere.py", "class Anywhere:\n    pass\n");
+  const auto result = check(dir, false, 2);
+  std::set<std::string> parsed;
+  for (const auto& f : result.parsed_files)
+    parsed.insert(f.path.lexically_relative(dir.path()).generic_string());
+  EXPECT_EQ(parsed, (std::set<std::string>{"holder.py", "lib/base.py", "other/anywhere.py"}));
 }
 
 // Past the kept-bytes budget a file is read again only by a phase that needs it whole: the

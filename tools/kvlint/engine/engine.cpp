@@ -970,7 +970,16 @@ class ProjectRun {
       bool changed = analyse_kv_store_holders();
       // Bases defined in files the prefilter skipped: parse those so inheritance resolves.
       if (base_rounds < kMaxBaseRounds) {
-        std::set<std::string> defined, wanted;
+        std::set<std::string> defined;
+        // By simple name, where a class that is wanted may be defined: in any file, or in a
+        // Python module that one of the absolute dotted prefixes it was named by may name.
+        // find_class takes a class named `typing.Protocol` only from such a module, so the
+        // typing_extensions copies and any other `class Protocol` need no parse.
+        struct Wanted {
+          bool anywhere = false;
+          std::set<std::string> module_prefixes;
+        };
+        std::map<std::string, Wanted> wanted;
         for (const auto& f : files_)
           if (f.facts)
             for (const auto& c : f.facts->classes)
@@ -980,10 +989,18 @@ class ProjectRun {
             for (const auto& c : f.facts->classes) {
               // A .cpp defining methods of a class whose header the prefilter skipped: the
               // header holds its members (K/V buffers, held modules).
-              if (c.out_of_line && !defined.count(c.name)) wanted.insert(c.name);
+              if (c.out_of_line && !defined.count(c.name)) wanted[c.name].anywhere = true;
               for (const auto& b : c.bases) {
-                std::string simple(facts::simple_name(b.resolved.empty() ? b.written : b.resolved));
-                if (!simple.empty() && !defined.count(simple)) wanted.insert(std::move(simple));
+                const std::string_view name = b.resolved.empty() ? b.written : b.resolved;
+                const std::string_view simple = facts::simple_name(name);
+                if (simple.empty() || defined.count(std::string(simple))) continue;
+                Wanted& w = wanted[std::string(simple)];
+                const std::string_view prefix = facts::dotted_prefix(name);
+                // Unresolved, relative or bare (a builtin, a star import): find_class looks anywhere.
+                if (b.resolved.empty() || prefix.empty() || name.starts_with('.'))
+                  w.anywhere = true;
+                else
+                  w.module_prefixes.emplace(prefix);
               }
             }
         if (!wanted.empty()) {
@@ -998,8 +1015,15 @@ class ProjectRun {
           });
           auto candidates = readable_matching([&](const FileState& f) {
             if (f.facts) return false;
-            return std::any_of(f.defined_classes->begin(), f.defined_classes->end(),
-                               [&](const std::string& name) { return wanted.count(name) > 0; });
+            return std::any_of(
+                f.defined_classes->begin(), f.defined_classes->end(), [&](const std::string& name) {
+                  const auto it = wanted.find(name);
+                  if (it == wanted.end()) return false;
+                  if (it->second.anywhere || f.is_cpp) return true;
+                  return std::any_of(
+                      it->second.module_prefixes.begin(), it->second.module_prefixes.end(),
+                      [&](const std::string& prefix) { return facts::may_be_module(f.module_name, prefix); });
+                });
           });
           if (!candidates.empty()) {
             ++base_rounds;
