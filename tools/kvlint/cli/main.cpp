@@ -270,8 +270,7 @@ int run_check_command(const CheckArgs& args) {
         stderr,
         "kvlint: stats: files_found={} files_context={} files_parsed={} files_cached={} files_skipped={} "
         "files_failed={} files_unread={} bytes_read={} bytes_reread={} bytes_parsed={} findings={} "
-        "suppressed={} "
-        "diagnostics={}\n",
+        "suppressed={} diagnostics={}\n",
         s.files_found, s.files_context, s.files_parsed, s.files_cached, s.files_skipped, s.files_failed,
         s.files_unread, s.bytes_read, s.bytes_reread, s.bytes_parsed, result.findings.size(),
         result.suppressed, result.diagnostics.size());

@@ -65,9 +65,9 @@ struct CheckStats {
   // Source bytes handed to the parser, every parse counted (a file the vocabulary widening
   // analyses again counts twice; cached and prefiltered files not at all).
   std::size_t bytes_parsed = 0;
-  // Bytes read again by a later phase: files past the run's kept-bytes budget that a phase
-  // needed whole (to parse, or for a finding's evidence), or first needed after the index
-  // answered their read; every phase's read counted.
+  // Bytes read again by a later phase, every read counted: a file past the run's kept-bytes
+  // budget by each phase that needs its bytes (a parse, a widening round's text search, a
+  // finding's evidence lines); a file the file index answered for, by the first.
   std::size_t bytes_reread = 0;
   // Named or found but not analysable: missing, unreadable, binary, not UTF-8, too large.
   std::size_t files_failed = 0;
@@ -100,8 +100,8 @@ struct CheckResult {
 // all (a pre-commit-sized run on vllm-omni 0.30.0 reads 24 MB): within it each file is read
 // once, not once per phase (prefilter, analysis, each widening scan: six times, 50,000 system
 // calls for 1,600 files). Past it the first read answers the prefilter and the base-class
-// search, and a phase that needs the file whole reads it again (CheckStats::bytes_reread), so
-// memory stays bounded by this plus the files in flight, whatever the size of the tree.
+// search, and any later phase that needs the bytes reads them again (CheckStats::bytes_reread),
+// so memory stays bounded by this plus the files in flight, whatever the size of the tree.
 inline constexpr std::size_t kKeptBytesBudget = std::size_t{32} << 20;
 
 // The tool version (also part of every cache key); CMake sets it from project(VERSION).
