@@ -621,6 +621,101 @@ TEST(Reconcile, RT004WhenAMaxNumSeqsDeclarationsRowsStayFixedAsConcurrencyGrows)
   EXPECT_NE(report.runtime_findings.front().message.find("do not grow"), std::string::npos);
 }
 
+// MiMo on CUDA (tests/runtime/fixtures/local_transformer): the caches built inside the eight bucket
+// captures are kept in the graphs' pools, 1 + 2 + ... + 134 = 261 rows at the per-call cache's
+// line; the owner declares the per-call cache (MAX_NUM_SEQS) and the pool (FIXED) at 704 KiB a row.
+constexpr int64_t kMimoRow = 720896;
+
+std::string captured_cache_line(std::string path, int concurrency, int64_t rows) {
+  std::string line = cache_line(std::move(path), concurrency, 37, "Mimo", rows, kMimoRow);
+  return line.insert(line.size() - 1, R"(,"in_capture":true)");
+}
+
+std::string capture_line(std::string path, int concurrency, bool retained) {
+  return fmt::format(
+      R"({{"event":"capture","model":"m","path":"{}","concurrency":{},"kind":"graph_context","file":"{}","line":53,"owner":"Mimo","count":8,"resident_bytes":352321536,"retained":{}}})",
+      path, concurrency, kFile, retained);
+}
+
+std::vector<std::string> mimo_graph_path(int64_t pool_rows) {
+  return {captured_cache_line("graph", 1, 261), capture_line("graph", 1, false),
+          declaration_line("graph", 1, "Mimo", "MAX_NUM_SEQS", 1, kMimoRow),
+          declaration_line("graph", 1, "Mimo", "FIXED", pool_rows, kMimoRow), done_line("graph", 1),
+          // Concurrency 4 replays the graphs captured at 1: no cache, the captures retained.
+          capture_line("graph", 4, true), declaration_line("graph", 4, "Mimo", "MAX_NUM_SEQS", 4, kMimoRow),
+          declaration_line("graph", 4, "Mimo", "FIXED", pool_rows, kMimoRow), done_line("graph", 4)};
+}
+
+TEST(Reconcile, NoRT004OrRT003WhenTheGraphPoolDeclarationHoldsTheCapturedRows) {
+  // The per-call declaration (1 row at concurrency 1) is not the one the captured rows drift from,
+  // and concurrency 4 holds the retained pool though it allocates nothing new.
+  auto run = make_run("mimo", {"Mimo"}, mimo_graph_path(261), true, "cuda");
+  auto report = reconcile({}, {run}, {});
+  EXPECT_TRUE(report.runtime_findings.empty())
+      << report.runtime_findings.front().code << " " << report.runtime_findings.front().message;
+}
+
+TEST(Reconcile, RT004NamesTheWidestDeclarationWhenNoneHoldsTheRows) {
+  auto run = make_run("mimo", {"Mimo"}, mimo_graph_path(200), true, "cuda");
+  auto report = reconcile({}, {run}, {});
+  ASSERT_EQ(report.runtime_findings.size(), 1u);
+  const auto& rt = report.runtime_findings.front();
+  EXPECT_EQ(rt.code, "RT004");
+  EXPECT_EQ(rt.evidence.summary, "declared 200 rows, observed 261 at concurrency 1");
+}
+
+TEST(Reconcile, RT003WhenNoCaptureIsRetainedEither) {
+  auto lines = mimo_graph_path(261);
+  lines.erase(lines.begin() + 5);  // concurrency 4 without the retained captures
+  auto report = reconcile({}, {make_run("mimo", {"Mimo"}, lines, true, "cuda")}, {});
+  ASSERT_EQ(report.runtime_findings.size(), 1u);
+  EXPECT_EQ(report.runtime_findings.front().code, "RT003");
+  EXPECT_EQ(report.runtime_findings.front().evidence.concurrency, 4);
+}
+
+TEST(Reconcile, KV303IsNotConfirmedByACaptureRetainedFromAnEarlierPath) {
+  // The graph path captured first; enforce_eager then holds those graphs but captures nothing.
+  auto run = make_run("mimo", {"Mimo"},
+                      {capture_line("graph", 1, false), done_line("graph", 1),
+                       capture_line("enforce_eager", 1, true), done_line("enforce_eager", 1)},
+                      true, "cuda");
+  auto report = reconcile({finding("KV303", 53, "Mimo")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Refuted) << only(report).evidence.summary;
+}
+
+TEST(Reconcile, KV103ConfirmedWhenNoFixedDeclarationHoldsTheCapturedRows) {
+  // The example's LocalTransformer: only the per-call MAX_NUM_SEQS cache is declared.
+  auto run =
+      make_run("mimo", {"Mimo"},
+               {captured_cache_line("graph", 4, 261), capture_line("graph", 4, false),
+                declaration_line("graph", 4, "Mimo", "MAX_NUM_SEQS", 4, kMimoRow), done_line("graph", 4)},
+               true, "cuda");
+  auto report = reconcile({finding("KV103", 53, "Mimo")}, {run}, {});
+  const auto& r = only(report);
+  EXPECT_EQ(r.verdict, Verdict::Confirmed);
+  EXPECT_EQ(r.evidence.summary,
+            "caches built inside captures hold 261 rows (704 KiB/row, 179.44 MiB) on path graph at "
+            "concurrency 4; no FIXED declaration of those bytes per row");
+  // The same captured rows are that finding's, not also an RT004 against the per-call declaration.
+  EXPECT_TRUE(report.runtime_findings.empty());
+  auto narrow = make_run("mimo", {"Mimo"}, mimo_graph_path(200), true, "cuda");
+  EXPECT_EQ(only(reconcile({finding("KV103", 53, "Mimo")}, {narrow}, {})).verdict, Verdict::Confirmed);
+}
+
+TEST(Reconcile, KV103RefutedByAPoolDeclarationAndNotExercisedOnTheCpu) {
+  auto run = make_run("mimo", {"Mimo"}, mimo_graph_path(261), true, "cuda");
+  const auto refuted = reconcile({finding("KV103", 53, "Mimo")}, {run}, {});
+  EXPECT_EQ(only(refuted).verdict, Verdict::Refuted);
+  EXPECT_NE(only(refuted).evidence.summary.find("hold 261 rows"), std::string::npos);
+  auto cpu =
+      make_run("mimo", {"Mimo"},
+               {cache_line("graph", 1, 37, "Mimo", 1, kMimoRow),
+                declaration_line("graph", 1, "Mimo", "MAX_NUM_SEQS", 1, kMimoRow), done_line("graph", 1)});
+  const auto on_cpu = reconcile({finding("KV103", 53, "Mimo")}, {cpu}, {});
+  EXPECT_EQ(only(on_cpu).verdict, Verdict::NotExercised);
+  EXPECT_NE(only(on_cpu).evidence.summary.find("CUDA"), std::string::npos);
+}
+
 // The C++ host's event for a class's tensor members (speech_decoder.cpp): K and V grown with
 // torch::cat on two lines are one cache at the busiest (K's) line, its chain every allocating line,
 // its members both. `members`: JSON array text.

@@ -139,7 +139,7 @@ class CacheRecord:
     """What is known about one Cache object, kept as numbers only."""
 
     def __init__(self, cache: Any, cls_name: str, chain: List[Frame], in_capture: bool,
-                 how: str = "constructed") -> None:
+                 how: str = "constructed", graph: Optional["weakref.ref[Any]"] = None) -> None:
         self.ref = weakref.ref(cache)
         self.cls_name = cls_name
         self.chain = chain or [("<unknown>", 0, None)]
@@ -148,6 +148,10 @@ class CacheRecord:
             self.owner = next((owner for _, _, owner in self.chain if owner), None)
         self.how = how  # "constructed" | "deep copy" | "first update" (built without __init__)
         self.in_capture = in_capture
+        # The CUDAGraph whose capture built this cache: its tensors live in that graph's private
+        # pool, which keeps them (replays write there) after the Python object is gone.
+        self.graph = graph
+        self.held_by_graph = False  # dead as an object, its bytes still in a live graph's pool
         self.parent: Optional[CacheRecord] = None  # set when a composite cache absorbs this one
         self.site: Optional["_Site"] = None  # where the current run reports it
         self.run_id = -1
@@ -243,6 +247,20 @@ class CaptureSite:
     count: int = 0
     resident_bytes: Optional[int] = None
     allocated_bytes: Optional[int] = None
+    retained: bool = False  # captured on an earlier path (or the build), its graphs still alive
+
+
+@dataclasses.dataclass(eq=False)
+class _LiveGraph:
+    """A captured CUDAGraph the tracker saw, as numbers: what its capture kept resident."""
+
+    key: Tuple[str, str, int]  # kind, file, line of its capture site
+    owner: Optional[str]
+    run_id: int
+    resident_bytes: Optional[int] = None
+    allocated_bytes: Optional[int] = None
+    pool_records: List["CacheRecord"] = dataclasses.field(default_factory=list)
+    alive: bool = True
 
 
 class Tracker:
@@ -255,10 +273,14 @@ class Tracker:
         self._torch = torch
         self._locator = _Locator([torch, transformers])
         self._records: Dict[int, CacheRecord] = {}  # id(cache) -> record, while alive
-        self._sites: Dict[Tuple[str, int, str], _Site] = {}
+        # (file, line, class, built inside a capture) -> the objects built there. A captured cache
+        # is its own site beside the eager ones of the same line: a graph pool (kept while the
+        # graph lives) and a per-call cache are two allocations, with two declarations.
+        self._sites: Dict[Tuple[str, int, str, bool], _Site] = {}
         self._run_id = 0
         self._captures: Dict[Tuple[str, str, int], CaptureSite] = {}
-        self._open_captures: List[Tuple[CaptureSite, int, int]] = []
+        self._open_captures: List[Tuple[CaptureSite, int, int, _LiveGraph]] = []
+        self._graphs: Dict[int, _LiveGraph] = {}  # id(CUDAGraph) -> its capture, while it lives
         self._capture_depth = 0
         self._updating: set = set()  # ids of caches inside a wrapped update() (re-entrancy guard)
         self._restore: List[Callable[[], None]] = []
@@ -270,14 +292,14 @@ class Tracker:
         self._captures = {}
 
     def _register(self, record: CacheRecord) -> None:
-        key = (record.file, record.line, record.cls_name)
+        key = (record.file, record.line, record.cls_name, record.in_capture)
         record.site = self._sites.setdefault(key, _Site())
         record.site.records.append(record)
         record.run_id = self._run_id
 
     def cache_reports(self) -> List[Dict[str, Any]]:
         reports = []
-        for (file, line, cls_name), site in self._sites.items():
+        for (file, line, cls_name, in_capture), site in self._sites.items():
             top = [r for r in site.records if r.parent is None]
             if not top:
                 continue
@@ -304,14 +326,28 @@ class Tracker:
                 "bytes_per_row": logical // rows if rows else 0,
                 "logical_bytes": logical,
                 "objects": len(top),
-                "alive_after_step": any(r.ref() is not None for r in top),
-                "in_capture": any(r.in_capture for r in top),
+                "alive_after_step": any(r.ref() is not None or r.held_by_graph for r in top),
+                "in_capture": in_capture,
                 "growth": largest.growth,
             })
         return reports
 
     def capture_reports(self) -> List[Dict[str, Any]]:
-        return [dataclasses.asdict(c) for c in self._captures.values()]
+        reports = [dataclasses.asdict(c) for c in self._captures.values()]
+        # Graphs captured by an earlier path (or the build) that are still alive: this path holds
+        # their pools too, though it captured nothing (a later concurrency replays them).
+        retained: Dict[Tuple[str, str, int], CaptureSite] = {}
+        for graph in self._graphs.values():
+            if graph.run_id == self._run_id:
+                continue
+            kind, file, line = graph.key
+            site = retained.setdefault(graph.key, CaptureSite(kind, file, line, graph.owner, retained=True))
+            site.count += 1
+            for name in ("resident_bytes", "allocated_bytes"):
+                value = getattr(graph, name)
+                if value is not None:
+                    setattr(site, name, (getattr(site, name) or 0) + value)
+        return reports + [dataclasses.asdict(c) for c in retained.values()]
 
     # ---- cache observation -----------------------------------------------
     def _capturing(self) -> bool:
@@ -320,6 +356,10 @@ class Tracker:
         cuda = self._torch.cuda
         return cuda.is_initialized() and cuda.is_current_stream_capturing()
 
+    def _capturing_graph(self) -> Optional[_LiveGraph]:
+        """The graph whose capture is running now (innermost), when it came through our hook."""
+        return self._open_captures[-1][3] if self._open_captures else None
+
     def _on_init_start(self, cache: Any, frame: Any) -> bool:
         if id(cache) in self._records:
             return False  # a super().__init__ inside an already tracked construction
@@ -327,7 +367,11 @@ class Tracker:
         return True
 
     def _track(self, cache: Any, frame: Any, how: str) -> CacheRecord:
-        record = CacheRecord(cache, type(cache).__name__, self._locator.chain(frame), self._capturing(), how)
+        graph = self._capturing_graph()
+        record = CacheRecord(cache, type(cache).__name__, self._locator.chain(frame), self._capturing(), how,
+                             graph=weakref.ref(graph) if graph is not None else None)
+        if graph is not None:
+            graph.pool_records.append(record)
         self._records[id(cache)] = record
         self._register(record)
         weakref.finalize(cache, self._on_dead, id(cache), record)
@@ -401,8 +445,25 @@ class Tracker:
         record.dead = True
         if self._records.get(cache_id) is record:
             del self._records[cache_id]
-        if record.parent is None:
-            record.site.set_object(record, alive=False)
+        if record.parent is not None:
+            return
+        graph = record.graph() if record.graph is not None else None
+        if graph is not None and graph.alive:
+            # Captured: its K/V stays in the graph's pool while the graph lives (MiMo's per-bucket
+            # caches are locals of the captured call, gone as objects, kept as memory).
+            record.held_by_graph = True
+            return
+        record.site.set_object(record, alive=False)
+
+    def _on_graph_dead(self, graph_id: int) -> None:
+        graph = self._graphs.pop(graph_id, None)
+        if graph is None:
+            return
+        graph.alive = False
+        for record in graph.pool_records:
+            if record.held_by_graph:
+                record.held_by_graph = False
+                record.site.set_object(record, alive=False)
 
     def _on_update(self, cache: Any, layer_idx: Any, frame: Any = None) -> None:
         if not isinstance(layer_idx, int):
@@ -431,25 +492,32 @@ class Tracker:
             frame = frame.f_back
         return kind
 
-    def _on_capture_begin(self, frame: Any) -> None:
+    def _on_capture_begin(self, graph: Any, frame: Any) -> None:
         kind = self._capture_kind(frame)
         file, line, owner = self._locator.site(frame)
         site = self._captures.setdefault((kind, file, line), CaptureSite(kind, file, line, owner))
         site.count += 1
+        live = self._graphs.get(id(graph))  # a graph captured again keeps its first entry
+        if live is None:
+            live = self._graphs[id(graph)] = _LiveGraph((kind, file, line), owner, self._run_id)
+            weakref.finalize(graph, self._on_graph_dead, id(graph))
         cuda = self._torch.cuda
-        self._open_captures.append((site, cuda.memory_reserved(), cuda.memory_allocated()))
+        self._open_captures.append((site, cuda.memory_reserved(), cuda.memory_allocated(), live))
         self._capture_depth += 1
 
     def _on_capture_end(self) -> None:
         self._capture_depth = max(0, self._capture_depth - 1)
         if not self._open_captures:
             return
-        site, reserved, allocated = self._open_captures.pop()
+        site, reserved, allocated, live = self._open_captures.pop()
         cuda = self._torch.cuda
         # The graph's private pool stays reserved while the graph lives: the
         # reserved delta is what the capture keeps resident.
-        site.resident_bytes = (site.resident_bytes or 0) + cuda.memory_reserved() - reserved
-        site.allocated_bytes = (site.allocated_bytes or 0) + cuda.memory_allocated() - allocated
+        resident, kept = cuda.memory_reserved() - reserved, cuda.memory_allocated() - allocated
+        site.resident_bytes = (site.resident_bytes or 0) + resident
+        site.allocated_bytes = (site.allocated_bytes or 0) + kept
+        live.resident_bytes = (live.resident_bytes or 0) + resident
+        live.allocated_bytes = (live.allocated_bytes or 0) + kept
 
     # ---- patches ---------------------------------------------------------
     def _patch(self, owner: Any, name: str, replacement: Any) -> None:
@@ -578,7 +646,7 @@ class Tracker:
         original_end = getattr(graph_cls, "capture_end")
 
         def capture_begin(self: Any, *args: Any, **kwargs: Any) -> Any:
-            tracker._on_capture_begin(sys._getframe(1))
+            tracker._on_capture_begin(self, sys._getframe(1))
             try:
                 return original_begin(self, *args, **kwargs)
             except BaseException:

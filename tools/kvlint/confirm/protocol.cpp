@@ -167,6 +167,7 @@ HarnessEvent parse_object(const json& object) {
     e.owner = get_string(object, "owner");
     e.count = get_count(object, "count", false, 1);
     e.resident_bytes = get_optional_int(object, "resident_bytes", Sign::NonNegative);
+    e.retained = get_bool(object, "retained", false);
     return e;
   }
   if (event == "declaration") {

@@ -60,6 +60,9 @@ struct CaptureEvent {
   std::string owner;
   int64_t count = 0;
   std::optional<int64_t> resident_bytes;
+  // Captured on an earlier path (or the build) and still alive: the path holds the pool, it did not
+  // capture (so it is no evidence of capturing on that path).
+  bool retained = false;
 };
 
 struct DeclarationEvent {

@@ -161,6 +161,8 @@ class Reconciler {
       unconditional(f, result);
     else if (code == "KV302")
       wrapper_declaration(f, result);
+    else if (code == "KV103")
+      graph_pool(f, result);
     else if (code == "KV303")
       eager_capture(f, result);
     else if (code == "KV401" || code == "KV402")
@@ -294,27 +296,28 @@ class Reconciler {
     return out;
   }
 
-  // RT004 declared-rows-drift: the declaration that covers a cache's bytes per row names fewer rows
-  // than the cache held at that concurrency (a FIXED count, or MAX_NUM_SEQS below it), or it scales
-  // with MAX_NUM_SEQS while the cache's rows stayed the same as concurrency grew. Static KV202 /
-  // KV203 say the same from the source; an owner one of them names is left to its verdict.
+  // RT004 declared-rows-drift: the declarations that cover a cache's bytes per row all name fewer
+  // rows than the cache held at that concurrency (a FIXED count, or MAX_NUM_SEQS below it), or the
+  // one that fits scales with MAX_NUM_SEQS while the cache's rows stayed the same as concurrency
+  // grew. Static KV202 / KV203 (and KV103 for caches built inside captures) say the same from the
+  // source; an owner one of them names is left to its verdict.
   void rows_drift(const std::vector<InputFinding>& findings, std::vector<RuntimeFinding>& out) const {
     std::set<std::tuple<std::string, std::string, uint32_t>> reported;  // model, real file, line
     for (const auto& run : runs_) {
-      auto flagged = [&](const std::string& owner) {
+      auto flagged = [&](const std::string& owner, bool in_capture) {
         return std::any_of(findings.begin(), findings.end(), [&](const InputFinding& input) {
-          return (input.finding.code == "KV202" || input.finding.code == "KV203") &&
+          const auto& code = input.finding.code;
+          return (code == "KV202" || code == "KV203" || (in_capture && code == "KV103")) &&
                  same_owner(run, input.finding.owner_class, owner);
         });
       };
       for (const auto& cache : run.caches) {
         if (cache.path == "build" || cache.bytes_per_row == 0 ||
-            !run.path_completed(cache.path, cache.concurrency) || flagged(cache.owner))
+            !run.path_completed(cache.path, cache.concurrency) || flagged(cache.owner, cache.in_capture))
           continue;
-        const DeclarationEvent* d = closest_declaration(
-            declarations_of(run, cache.path, cache.concurrency, cache.owner), cache.bytes_per_row);
-        if (d == nullptr || !within_tolerance(d->bytes_per_row, cache.bytes_per_row, options_.tolerance))
-          continue;
+        const DeclarationEvent* d =
+            covering_declaration(declarations_of(run, cache.path, cache.concurrency, cache.owner), cache);
+        if (d == nullptr) continue;
         std::string why;
         if (cache.rows > d->rows) {
           why = fmt::format(
@@ -529,6 +532,25 @@ class Reconciler {
       if (best == nullptr ||
           std::llabs(d->bytes_per_row - bytes_per_row) < std::llabs(best->bytes_per_row - bytes_per_row))
         best = d;
+    return best;
+  }
+
+  // Of the declarations whose bytes per row match the cache's, the one its rows fit best: the
+  // fewest rows that still hold it, else the most. An owner may declare two allocations of one
+  // geometry (MiMo's per-call cache and its graph pool of captured buckets, both 704 KiB a row);
+  // the rows a cache held are drift only when no such declaration holds them. Null: none matches.
+  const DeclarationEvent* covering_declaration(const std::vector<const DeclarationEvent*>& declarations,
+                                               const CacheEvent& cache) const {
+    const DeclarationEvent* best = nullptr;
+    for (const auto* d : declarations) {
+      if (!within_tolerance(d->bytes_per_row, cache.bytes_per_row, options_.tolerance)) continue;
+      if (best == nullptr) {
+        best = d;
+        continue;
+      }
+      const bool holds = d->rows >= cache.rows, best_holds = best->rows >= cache.rows;
+      if (holds != best_holds ? holds : (holds ? d->rows < best->rows : d->rows > best->rows)) best = d;
+    }
     return best;
   }
 
@@ -823,6 +845,64 @@ class Reconciler {
                          : std::string("the boot entry drives no eager path (eager or enforce_eager)"));
   }
 
+  // KV103: on CUDA, the caches built inside the owner's captures (their K/V kept in the graphs'
+  // pools; the harness counts each one while its graph lives) against the FIXED declarations of
+  // the same bytes per row. A pool's rows are the captured shapes', never max_num_seqs: a
+  // per-sequence declaration does not describe it, whatever its rows at one concurrency.
+  void graph_pool(const Finding& f, FindingResult& result) {
+    bool cuda_seen = false;
+    const ModelRun* refuting_run = nullptr;
+    const CacheEvent* refuting = nullptr;
+    const DeclarationEvent* refuting_decl = nullptr;
+    for (const auto* run : booting_) {
+      if (!ran_on_cuda(*run)) continue;
+      cuda_seen = true;
+      for (const auto& g : groups_of(*run)) {
+        if (g.path == "build") continue;
+        const CacheEvent* captured = nullptr;
+        for (const auto* c : finding_caches(*run, g, f.owner_class))
+          if (c->in_capture && c->bytes_per_row > 0 && (captured == nullptr || c->rows > captured->rows))
+            captured = c;
+        if (captured == nullptr) continue;
+        std::vector<const DeclarationEvent*> fixed;
+        for (const auto* d : declarations_of(*run, g.path, g.concurrency, f.owner_class))
+          if (d->rows_driver == "FIXED") fixed.push_back(d);
+        const DeclarationEvent* d = covering_declaration(fixed, *captured);
+        if (d != nullptr && d->rows >= captured->rows) {
+          if (refuting == nullptr && run->path_completed(g.path, g.concurrency)) {
+            refuting_run = run;
+            refuting = captured;
+            refuting_decl = d;
+          }
+          continue;
+        }
+        result.verdict = Verdict::Confirmed;
+        result.evidence = group_evidence(*run, g.path, g.concurrency);
+        result.evidence.observed = observed_of(*captured);
+        if (d != nullptr) result.evidence.declared = declared_of(*d);
+        result.evidence.summary = fmt::format(
+            "caches built inside captures hold {} rows ({}/row, {}) on path {} at concurrency {}; {}",
+            captured->rows, format_bytes(captured->bytes_per_row),
+            format_bytes(captured->bytes_per_row * captured->rows), g.path, g.concurrency,
+            d != nullptr
+                ? fmt::format("the FIXED declaration of those bytes, \"{}\", holds {}", d->name, d->rows)
+                : std::string("no FIXED declaration of those bytes per row"));
+        return;
+      }
+    }
+    if (refuting != nullptr) {
+      result.evidence = observation(*refuting_run, *refuting, *refuting_decl);
+      undecided(f, result, Verdict::Refuted,
+                fmt::format("caches built inside captures hold {} rows ({}/row), declared by \"{}\" ({})",
+                            refuting->rows, format_bytes(refuting->bytes_per_row), refuting_decl->name,
+                            rows_text(*refuting_decl)));
+      return;
+    }
+    undecided(f, result, Verdict::NotExercised,
+              cuda_seen ? std::string("no cache was built inside a capture on the paths that ran")
+                        : std::string("graph capture needs a CUDA device; the paths ran on the CPU"));
+  }
+
   void eager_capture(const Finding& f, FindingResult& result) {
     bool eager_seen = false, cuda_seen = false;
     const ModelRun* refuting_run = nullptr;
@@ -835,7 +915,8 @@ class Reconciler {
         cuda_seen = true;
         const CaptureEvent* capture = nullptr;
         for (const auto& c : run->captures) {
-          if (c.path != g.path || c.concurrency != g.concurrency) continue;
+          // A graph an earlier path captured is held here, not captured here.
+          if (c.path != g.path || c.concurrency != g.concurrency || c.retained) continue;
           bool site_match = std::any_of(sites_.begin(), sites_.end(), [&](const Site& s) {
             return c.line == s.second && canonical_.at(c.file) == s.first;
           });

@@ -212,7 +212,8 @@ json model_json(const ModelRun& run) {
                         {"line", c.line},
                         {"owner", c.owner},
                         {"count", c.count},
-                        {"resident_bytes", optional_int(c.resident_bytes)}});
+                        {"resident_bytes", optional_int(c.resident_bytes)},
+                        {"retained", c.retained}});
     put_path(captures.back(), "file", c.file);
   }
   json declarations = json::array();
@@ -259,8 +260,11 @@ json sarif_location(const std::string& path, uint32_t line, uint32_t column) {
 std::string model_progress_line(const ModelRun& run) {
   std::string line = fmt::format("kvlint confirm: model {}: {}", run.name, to_string(run.status));
   if (!run.reason.empty()) line += fmt::format(" ({})", run.reason);
-  line += fmt::format("; {} cache site(s), {} capture(s), {} declaration(s)", run.caches.size(),
-                      run.captures.size(), run.declarations.size());
+  // A retained capture is one an earlier path made, seen again: not counted twice.
+  const auto captured = std::count_if(run.captures.begin(), run.captures.end(),
+                                      [](const CaptureEvent& c) { return !c.retained; });
+  line += fmt::format("; {} cache site(s), {} capture(s), {} declaration(s)", run.caches.size(), captured,
+                      run.declarations.size());
   if (run.gpu_peak_bytes) line += fmt::format("; GPU peak {}", format_bytes(*run.gpu_peak_bytes));
   return line;
 }
