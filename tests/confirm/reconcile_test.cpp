@@ -702,6 +702,33 @@ TEST(Reconcile, KV103ConfirmedWhenNoFixedDeclarationHoldsTheCapturedRows) {
   EXPECT_EQ(only(reconcile({finding("KV103", 53, "Mimo")}, {narrow}, {})).verdict, Verdict::Confirmed);
 }
 
+TEST(Reconcile, KV103ReadsThePoolTheBuildCapturedOnEveryPathThatHoldsIt) {
+  // The real MiMo captures its buckets in its constructor: the captured caches are the build's,
+  // held (alive) on every path; a path that does not declare them confirms, one that does not.
+  std::string built = captured_cache_line("build", 0, 261);
+  built.insert(built.size() - 1, R"(,"alive_after_step":true)");
+  auto run = make_run(
+      "mimo", {"Mimo"},
+      {built, declaration_line("graph", 1, "Mimo", "MAX_NUM_SEQS", 1, kMimoRow), done_line("graph", 1)}, true,
+      "cuda");
+  const auto confirmed = reconcile({finding("KV103", 53, "Mimo")}, {run}, {});
+  EXPECT_EQ(only(confirmed).verdict, Verdict::Confirmed);
+  EXPECT_NE(only(confirmed).evidence.summary.find("inside captures by the build hold 261 rows"),
+            std::string::npos)
+      << only(confirmed).evidence.summary;
+  auto declared =
+      make_run("mimo", {"Mimo"},
+               {built, declaration_line("graph", 1, "Mimo", "FIXED", 261, kMimoRow), done_line("graph", 1)},
+               true, "cuda");
+  EXPECT_EQ(only(reconcile({finding("KV103", 53, "Mimo")}, {declared}, {})).verdict, Verdict::Refuted);
+  // A path that did not complete collected no declaration: it shows nothing either way.
+  auto failed =
+      make_run("mimo", {"Mimo"},
+               {built, R"({"event":"path_done","model":"m","path":"graph","concurrency":1,"ok":false})"},
+               true, "cuda");
+  EXPECT_NE(only(reconcile({finding("KV103", 53, "Mimo")}, {failed}, {})).verdict, Verdict::Confirmed);
+}
+
 TEST(Reconcile, KV103RefutedByAPoolDeclarationAndNotExercisedOnTheCpu) {
   auto run = make_run("mimo", {"Mimo"}, mimo_graph_path(261), true, "cuda");
   const auto refuted = reconcile({finding("KV103", 53, "Mimo")}, {run}, {});

@@ -845,6 +845,30 @@ class Reconciler {
                          : std::string("the boot entry drives no eager path (eager or enforce_eager)"));
   }
 
+  // The widest cache built inside a capture on the group's path (at the finding's sites, else of
+  // its owner), else one the build captured that is still held (MiMo captures in its constructor).
+  const CacheEvent* captured_cache(const ModelRun& run, const Group& g, const std::string& owner) const {
+    const CacheEvent* at_sites = nullptr;
+    const CacheEvent* owned = nullptr;
+    const CacheEvent* built = nullptr;
+    auto wider = [](const CacheEvent*& best, const CacheEvent& c) {
+      if (best == nullptr || c.rows > best->rows) best = &c;
+    };
+    for (const auto& c : run.caches) {
+      if (!c.in_capture || c.bytes_per_row <= 0) continue;
+      if (c.path == "build") {
+        if (c.alive_after_step && owned_by(run, c, owner)) wider(built, c);
+        continue;
+      }
+      if (c.path != g.path || c.concurrency != g.concurrency) continue;
+      if (std::any_of(sites_.begin(), sites_.end(), [&](const Site& s) { return at_site(c, s); }))
+        wider(at_sites, c);
+      else if (owned_by(run, c, owner))
+        wider(owned, c);
+    }
+    return at_sites != nullptr ? at_sites : owned != nullptr ? owned : built;
+  }
+
   // KV103: on CUDA, the caches built inside the owner's captures (their K/V kept in the graphs'
   // pools; the harness counts each one while its graph lives) against the FIXED declarations of
   // the same bytes per row. A pool's rows are the captured shapes', never max_num_seqs: a
@@ -858,18 +882,15 @@ class Reconciler {
       if (!ran_on_cuda(*run)) continue;
       cuda_seen = true;
       for (const auto& g : groups_of(*run)) {
-        if (g.path == "build") continue;
-        const CacheEvent* captured = nullptr;
-        for (const auto* c : finding_caches(*run, g, f.owner_class))
-          if (c->in_capture && c->bytes_per_row > 0 && (captured == nullptr || c->rows > captured->rows))
-            captured = c;
+        if (g.path == "build" || !run->path_completed(g.path, g.concurrency)) continue;
+        const CacheEvent* captured = captured_cache(*run, g, f.owner_class);
         if (captured == nullptr) continue;
         std::vector<const DeclarationEvent*> fixed;
         for (const auto* d : declarations_of(*run, g.path, g.concurrency, f.owner_class))
           if (d->rows_driver == "FIXED") fixed.push_back(d);
         const DeclarationEvent* d = covering_declaration(fixed, *captured);
         if (d != nullptr && d->rows >= captured->rows) {
-          if (refuting == nullptr && run->path_completed(g.path, g.concurrency)) {
+          if (refuting == nullptr) {
             refuting_run = run;
             refuting = captured;
             refuting_decl = d;
@@ -881,9 +902,10 @@ class Reconciler {
         result.evidence.observed = observed_of(*captured);
         if (d != nullptr) result.evidence.declared = declared_of(*d);
         result.evidence.summary = fmt::format(
-            "caches built inside captures hold {} rows ({}/row, {}) on path {} at concurrency {}; {}",
-            captured->rows, format_bytes(captured->bytes_per_row),
-            format_bytes(captured->bytes_per_row * captured->rows), g.path, g.concurrency,
+            "caches built inside captures{} hold {} rows ({}/row, {}) on path {} at concurrency {}; {}",
+            captured->path == "build" ? " by the build" : "", captured->rows,
+            format_bytes(captured->bytes_per_row), format_bytes(captured->bytes_per_row * captured->rows),
+            g.path, g.concurrency,
             d != nullptr
                 ? fmt::format("the FIXED declaration of those bytes, \"{}\", holds {}", d->name, d->rows)
                 : std::string("no FIXED declaration of those bytes per row"));
