@@ -73,6 +73,12 @@ rows (the bucket sum), a `rows_reason` that says so, and an `allocation_note` de
 the one-object-per-bucket layout. Declare it on a module the collector reaches. In C++ that
 is an `mlkv::Spec` with `.rows = mlkv::RowDriver::Fixed`, `.rows_fixed` the captured rows, and
 `.rows_reason` and `.allocation_note` naming the graph pool.
+
+## Runtime verdict
+`kvlint confirm` on CUDA: the caches built inside the owner's captures count while their
+graphs live (each bucket's K/V stays in its graph's pool). Confirmed when no FIXED
+declaration of their bytes per row holds their rows, refuted when one does; not exercised
+on a CPU, where nothing is captured.
 )doc"};
 
 class Check final : public Rule {

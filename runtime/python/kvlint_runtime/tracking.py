@@ -5,8 +5,10 @@ when it exits, so a harness run leaves transformers and torch as it found them.
 
 Cost model: creation does a stack walk (rare); `update()` re-measures only the
 one layer it touched and keeps running sums, so a decode step pays O(1) per
-layer. The tracker holds caches only through weak references and keeps numbers,
-never tensors, so it does not change what stays alive.
+layer. The tracker holds caches and CUDA graphs only through weak references and keeps
+numbers, never tensors, so it does not change what stays alive (one exception: naming a
+cache's owner reads `f_locals` of the frames on its creating chain, and before Python 3.13
+that snapshot keeps those running frames' locals of the moment alive until they return).
 """
 from __future__ import annotations
 
