@@ -71,6 +71,13 @@ def test_captured_caches_count_while_their_graphs_live():
         assert held["retained"] is True and held["count"] == len(GRAPH_BUCKETS)
         assert (held["kind"], held["line"]) == (captured["kind"], captured["line"])
 
+        # A graph captured again (CUDAGraph.reset() then a new capture) is that path's capture.
+        tracker.begin_run()
+        tracker._on_capture_begin(graphs[1], sys._getframe())
+        tracker._on_capture_end()
+        reports = tracker.capture_reports()
+        assert sorted((r["retained"], r["count"]) for r in reports) == [(False, 1), (True, len(GRAPH_BUCKETS) - 1)]
+
         # Graphs dropped: nothing is held any more.
         graphs.clear()
         gc.collect()

@@ -499,10 +499,12 @@ class Tracker:
         file, line, owner = self._locator.site(frame)
         site = self._captures.setdefault((kind, file, line), CaptureSite(kind, file, line, owner))
         site.count += 1
-        live = self._graphs.get(id(graph))  # a graph captured again keeps its first entry
+        live = self._graphs.get(id(graph))
         if live is None:
             live = self._graphs[id(graph)] = _LiveGraph((kind, file, line), owner, self._run_id)
             weakref.finalize(graph, self._on_graph_dead, id(graph))
+        else:  # captured again (after reset()): this run's capture, not one it holds from before
+            live.run_id = self._run_id
         cuda = self._torch.cuda
         self._open_captures.append((site, cuda.memory_reserved(), cuda.memory_allocated(), live))
         self._capture_depth += 1
