@@ -30,7 +30,18 @@ TEST(Protocol, ParsesEveryEventKind) {
       error);
   ASSERT_TRUE(capture) << error;
   EXPECT_FALSE(std::get<CaptureEvent>(*capture).resident_bytes.has_value());
+  EXPECT_FALSE(std::get<CaptureEvent>(*capture).allocated_bytes.has_value());
+  EXPECT_FALSE(std::get<CaptureEvent>(*capture).retained);
   EXPECT_EQ(std::get<CaptureEvent>(*capture).count, 3);
+  // Eight captures a later path holds: resident_bytes as the H200 reserved for the MiMo fixture's
+  // buckets; allocated_bytes (a delta, which may be negative) carried as given.
+  auto held = parse_event_line(
+      R"({"event":"capture","model":"m","path":"graph","concurrency":4,"kind":"graph_context","file":"/a.py","line":53,"owner":"W","count":8,"resident_bytes":352321536,"allocated_bytes":-4096,"retained":true})",
+      error);
+  ASSERT_TRUE(held) << error;
+  EXPECT_EQ(std::get<CaptureEvent>(*held).resident_bytes, 352321536);
+  EXPECT_EQ(std::get<CaptureEvent>(*held).allocated_bytes, -4096);
+  EXPECT_TRUE(std::get<CaptureEvent>(*held).retained);
 
   auto declaration = parse_event_line(
       R"({"event":"declaration","model":"m","path":"streaming","concurrency":4,"owner":"Dec","name":"codec","bytes_per_row":4655104,"rows_driver":"FIXED","rows_fixed":1,"rows":1,"total_bytes":4655104,"capacity":71,"scope":"REQUEST","capacity_source":"x","declared":true})",

@@ -167,6 +167,7 @@ HarnessEvent parse_object(const json& object) {
     e.owner = get_string(object, "owner");
     e.count = get_count(object, "count", false, 1);
     e.resident_bytes = get_optional_int(object, "resident_bytes", Sign::NonNegative);
+    e.allocated_bytes = get_optional_int(object, "allocated_bytes", Sign::Any);
     e.retained = get_bool(object, "retained", false);
     return e;
   }
@@ -315,6 +316,7 @@ void ModelRun::feed_line(std::string_view line) {
   // keeps every total the reconciler forms from a subset of them within int64.
   int64_t bytes = 0;
   if (const auto* cache = std::get_if<CacheEvent>(&*event)) bytes = cache->bytes;
+  if (const auto* capture = std::get_if<CaptureEvent>(&*event)) bytes = capture->resident_bytes.value_or(0);
   if (const auto* declaration = std::get_if<DeclarationEvent>(&*event))
     bytes = std::llabs(declaration->total_bytes);
   if (__builtin_add_overflow(byte_sum_, bytes, &byte_sum_)) {

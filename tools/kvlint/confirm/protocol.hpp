@@ -59,7 +59,8 @@ struct CaptureEvent {
   uint32_t line = 0;
   std::string owner;
   int64_t count = 0;
-  std::optional<int64_t> resident_bytes;
+  std::optional<int64_t> resident_bytes;   // memory_reserved delta over the capture(s)
+  std::optional<int64_t> allocated_bytes;  // memory_allocated delta: what the pools still hold live
   // Captured on an earlier path (or the build) and still alive: the path holds the pool, it did not
   // capture (so it is no evidence of capturing on that path).
   bool retained = false;

@@ -213,6 +213,7 @@ json model_json(const ModelRun& run) {
                         {"owner", c.owner},
                         {"count", c.count},
                         {"resident_bytes", optional_int(c.resident_bytes)},
+                        {"allocated_bytes", optional_int(c.allocated_bytes)},
                         {"retained", c.retained}});
     put_path(captures.back(), "file", c.file);
   }
