@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -488,11 +489,14 @@ class Reconciler {
                        declared.rows, cache.rows, cache.concurrency, format_bytes(cache.bytes_per_row));
   }
 
-  std::vector<const CacheEvent*> finding_caches(const ModelRun& run, const Group& g,
-                                                const std::string& owner) const {
+  // The caches of a finding on a path: those at its sites, else those of its owner; `only` narrows
+  // the candidates before that choice (an eager cache at a site must not hide captured ones).
+  std::vector<const CacheEvent*> finding_caches(
+      const ModelRun& run, const Group& g, const std::string& owner,
+      const std::function<bool(const CacheEvent&)>& only = nullptr) const {
     std::vector<const CacheEvent*> by_site, by_owner;
     for (const auto& c : run.caches) {
-      if (c.path != g.path || c.concurrency != g.concurrency) continue;
+      if (c.path != g.path || c.concurrency != g.concurrency || (only && !only(c))) continue;
       bool site_match =
           std::any_of(sites_.begin(), sites_.end(), [&](const Site& s) { return at_site(c, s); });
       if (site_match)
@@ -848,25 +852,13 @@ class Reconciler {
   // The widest cache built inside a capture on the group's path (at the finding's sites, else of
   // its owner), else one the build captured that is still held (MiMo captures in its constructor).
   const CacheEvent* captured_cache(const ModelRun& run, const Group& g, const std::string& owner) const {
-    const CacheEvent* at_sites = nullptr;
-    const CacheEvent* owned = nullptr;
-    const CacheEvent* built = nullptr;
-    auto wider = [](const CacheEvent*& best, const CacheEvent& c) {
-      if (best == nullptr || c.rows > best->rows) best = &c;
-    };
-    for (const auto& c : run.caches) {
-      if (!c.in_capture || c.bytes_per_row <= 0) continue;
-      if (c.path == "build") {
-        if (c.alive_after_step && owned_by(run, c, owner)) wider(built, c);
-        continue;
-      }
-      if (c.path != g.path || c.concurrency != g.concurrency) continue;
-      if (std::any_of(sites_.begin(), sites_.end(), [&](const Site& s) { return at_site(c, s); }))
-        wider(at_sites, c);
-      else if (owned_by(run, c, owner))
-        wider(owned, c);
-    }
-    return at_sites != nullptr ? at_sites : owned != nullptr ? owned : built;
+    auto captured = [](const CacheEvent& c) { return c.in_capture && c.bytes_per_row > 0; };
+    if (const CacheEvent* on_path = widest(finding_caches(run, g, owner, captured))) return on_path;
+    std::vector<const CacheEvent*> built;
+    for (const auto& c : run.caches)
+      if (c.path == "build" && captured(c) && c.alive_after_step && owned_by(run, c, owner))
+        built.push_back(&c);
+    return widest(built);
   }
 
   // KV103: on CUDA, the caches built inside the owner's captures (their K/V kept in the graphs'
