@@ -113,7 +113,13 @@ void FileWalker::fill_literal(TSNode n, Expression& e) {
       if (!ts_node_is_null(arg) && (op == "-" || op == "+") &&
           (sym(arg) == Sym::Integer || sym(arg) == Sym::Float) && !is_imaginary(arg)) {
         e.literal = sym(arg) == Sym::Integer ? facts::LiteralKind::Int : facts::LiteralKind::Float;
-        e.literal_value = (op == "-" ? "-" : "") + std::string(text(arg));
+        // Sign and digits appended to a reserved string: GCC 12 at -O3 reads
+        // `"-" + std::string(...)` as an overlapping memcpy (-Wrestrict, a false positive).
+        const std::string_view digits = text(arg);
+        e.literal_value.clear();
+        e.literal_value.reserve(digits.size() + 1);
+        if (op == "-") e.literal_value.push_back('-');
+        e.literal_value.append(digits);
       }
       return;
     }
