@@ -254,13 +254,27 @@ void FileWalker::read_local_dict(std::string_view name, uint32_t before, CacheKe
     k.unread_splat = true;
     return;
   }
+  if (!func->dict_writes) {
+    std::vector<TSNode>& writes = func->dict_writes.emplace();
+    walk_function_body(func->node, [&](TSNode n) {
+      const Sym s = sym(n);
+      if (s == Sym::Assignment) {
+        writes.push_back(n);
+      } else if (s == Sym::Call) {
+        TSNode fn = field(n, g_.f_function);
+        if (sym(fn) == Sym::Attribute && text(field(fn, g_.f_attribute)) == "update") writes.push_back(n);
+      }
+      return true;
+    });
+  }
   bool base_known = false;
   CacheKeywords local;
   auto is_name = [&](TSNode n) { return sym(n) == Sym::Identifier && text(n) == name; };
-  walk_function_body(func->node, [&](TSNode n) {
-    if (ts_node_start_byte(n) >= before) return false;
-    const Sym s = sym(n);
-    if (s == Sym::Assignment) {
+  // In source order, so a node's children come after it: every write starting before the
+  // splat, and none after.
+  for (TSNode n : *func->dict_writes) {
+    if (ts_node_start_byte(n) >= before) break;
+    if (sym(n) == Sym::Assignment) {
       TSNode left = field(n, g_.f_left);
       TSNode right = field(n, g_.f_right);
       if (is_name(left)) {
@@ -272,22 +286,17 @@ void FileWalker::read_local_dict(std::string_view name, uint32_t before, CacheKe
         if (sym(key_node) == Sym::String && decode_string(key_node, key))
           note_cache_keyword(local, key, right, true);
       }
-    } else if (s == Sym::Call) {
-      TSNode fn = field(n, g_.f_function);
-      if (sym(fn) == Sym::Attribute && is_name(field(fn, g_.f_object)) &&
-          text(field(fn, g_.f_attribute)) == "update") {
-        TSNode args = field(n, g_.f_arguments);
-        each_named_child(args, [&](TSNode a) {
-          if (sym(a) == Sym::KeywordArgument)
-            note_cache_keyword(local, text(field(a, g_.f_name)), field(a, g_.f_value), true);
-          else if (!read_dict_keys(a, local))
-            local.unread_splat = true;
-          return true;
-        });
-      }
+    } else if (is_name(field(field(n, g_.f_function), g_.f_object))) {
+      TSNode args = field(n, g_.f_arguments);
+      each_named_child(args, [&](TSNode a) {
+        if (sym(a) == Sym::KeywordArgument)
+          note_cache_keyword(local, text(field(a, g_.f_name)), field(a, g_.f_value), true);
+        else if (!read_dict_keys(a, local))
+          local.unread_splat = true;
+        return true;
+      });
     }
-    return true;
-  });
+  }
   if (local.use_cache) {
     k.use_cache = local.use_cache;
     k.through_dict = true;

@@ -138,6 +138,10 @@ struct Frame {
   std::vector<std::pair<std::string_view, TSNode>> none_locals;  // `x = None`
   // `x = <expr>` in source order, for reading a cache argument through one local.
   std::vector<std::pair<std::string_view, TSNode>> local_values;
+  // The body's assignments and `x.update(...)` calls in source order (nested defs left out),
+  // collected by the first `**name` splat read_local_dict follows, so later ones do not walk
+  // the body again.
+  std::optional<std::vector<TSNode>> dict_writes;
 };
 
 // One open node on the walk.
