@@ -120,8 +120,22 @@ ClassRef definition_for(const std::vector<ClassRef>& definitions, const FileFact
 
 }  // namespace
 
-Project::Project(std::vector<FileFacts> files, Vocabulary vocabulary)
+Project::Project(std::vector<FileFacts> files, Vocabulary vocabulary, ClassesOnly)
     : files_(std::move(files)), vocabulary_(std::move(vocabulary)), index_(std::make_unique<Index>()) {
+  index_classes();
+}
+
+std::vector<std::string> Project::cache_subclasses(std::vector<FileFacts>& files,
+                                                   const Vocabulary& vocabulary) {
+  Project project(std::move(files), vocabulary, ClassesOnly{});
+  std::vector<std::string> out = project.cache_subclasses();
+  files = std::move(project).release_files();
+  return out;
+}
+
+// classes(), by_simple_name, and the C++ out-of-line parts: what find_class, ancestors and
+// is_cache_class read.
+void Project::index_classes() {
   auto& ix = *index_;
   // One C++ class is one class across translation units: the entries of the .cpp files that
   // define its methods out of line join the header's definition by qualified name. Without an
@@ -151,6 +165,11 @@ Project::Project(std::vector<FileFacts> files, Vocabulary vocabulary)
       ix.by_simple_name[cls.name].push_back(ref);
     }
   }
+}
+
+Project::Project(std::vector<FileFacts> files, Vocabulary vocabulary)
+    : Project(std::move(files), std::move(vocabulary), ClassesOnly{}) {
+  auto& ix = *index_;
   for (const auto& file : files_) {
     auto owner = [&](std::string_view name) { return class_of(file, name).cls; };
     for (const auto& s : file.cache_sites)

@@ -195,9 +195,16 @@ class Project {
 
   // Project classes deriving (transitively) from a cache class: their simple names.
   std::vector<std::string> cache_subclasses() const;
+  // The same of a project of `files`, borrowed and given back unchanged, with only the class
+  // index built (the engine asks it after every widening round, of every file analysed so far).
+  static std::vector<std::string> cache_subclasses(std::vector<FileFacts>& files,
+                                                   const Vocabulary& vocabulary);
 
  private:
   struct Index;
+  struct ClassesOnly {};
+  Project(std::vector<FileFacts> files, Vocabulary vocabulary, ClassesOnly);
+  void index_classes();
   ClassRef attribute_class_at(ClassRef cls, std::string_view attribute, int depth) const;
   ClassRef parameter_class_at(CodeRef code, std::string_view parameter, int depth) const;
   ClassRef function_parameter_class(CodeRef code, std::size_t index, std::string_view parameter,

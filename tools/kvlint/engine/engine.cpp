@@ -915,10 +915,9 @@ class ProjectRun {
     return out;
   }
 
-  // body(project) over the facts analysed so far; the project borrows them (no copy of every
-  // file's facts per widening round) and gives them back.
-  template <typename Body>
-  void with_project(const Body& body) {
+  // The project cache subclasses among the facts analysed so far, which the project borrows
+  // (no copy of every file's facts per widening round) and gives back.
+  std::vector<std::string> project_cache_subclasses() {
     std::vector<std::size_t> owners;
     std::vector<facts::FileFacts> lent;
     for (std::size_t i = 0; i < files_.size(); ++i)
@@ -926,10 +925,9 @@ class ProjectRun {
         owners.push_back(i);
         lent.push_back(std::move(*files_[i].facts));
       }
-    facts::Project project(std::move(lent), vocabulary_);
-    body(std::as_const(project));
-    std::vector<facts::FileFacts> returned = std::move(project).release_files();
-    for (std::size_t k = 0; k < owners.size(); ++k) *files_[owners[k]].facts = std::move(returned[k]);
+    std::vector<std::string> names = facts::Project::cache_subclasses(lent, vocabulary_);
+    for (std::size_t k = 0; k < owners.size(); ++k) *files_[owners[k]].facts = std::move(lent[k]);
+    return names;
   }
 
   // The holders of C++ classes that keep K/V and are no module: `std::shared_ptr<LayerKV> kv_`
@@ -1034,12 +1032,10 @@ class ProjectRun {
       }
       // Project cache subclasses join the vocabulary; files naming them are analysed again.
       std::vector<std::string> added;
-      with_project([&](const facts::Project& project) {
-        for (auto& name : project.cache_subclasses())
-          if (std::find(vocabulary_.cache_classes.begin(), vocabulary_.cache_classes.end(), name) ==
-              vocabulary_.cache_classes.end())
-            added.push_back(std::move(name));
-      });
+      for (auto& name : project_cache_subclasses())
+        if (std::find(vocabulary_.cache_classes.begin(), vocabulary_.cache_classes.end(), name) ==
+            vocabulary_.cache_classes.end())
+          added.push_back(std::move(name));
       if (!added.empty()) {
         for (const auto& name : added) vocabulary_.cache_classes.push_back(name);
         analyse(containing_any(readable_matching([](const FileState&) { return true; }), added), vocabulary_);
