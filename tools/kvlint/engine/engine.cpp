@@ -679,6 +679,11 @@ class ProjectRun {
     for (std::size_t i : indices) (files_[i].is_cpp ? cpp : python).push_back(i);
     if (!cpp.empty()) analyse_cpp(cpp, vocabulary);
     if (python.empty()) return;
+    // Largest first, so the round does not end waiting on one worker still parsing a big file
+    // it took last while the others idle.
+    std::stable_sort(python.begin(), python.end(), [&](std::size_t a, std::size_t b) {
+      return files_[a].file.stamp.size > files_[b].file.stamp.size;
+    });
     // One parser per worker thread, built lazily with this round's vocabulary.
     PerWorker<python::PythonAnalyzer> analyzers(workers_, [&] { return python::PythonAnalyzer(vocabulary); });
     const std::string vocabulary_signature = facts::signature(vocabulary);  // once, not once per file
@@ -1069,22 +1074,33 @@ class ProjectRun {
       if (files_[i].facts) all.push_back(std::move(*files_[i].facts));
     }
     facts::Project project(std::move(all), vocabulary_);
-    std::vector<Finding> findings;
-    for (const auto& rule : make_all_rules()) {
-      const RuleInfo& info = rule->info();
-      if (is_engine_rule(info.code) || !config_.is_selected(info.code)) continue;
-      std::vector<Finding> produced;
+    // The rules read the project only (it has no mutable state but a std::call_once index), so
+    // they run side by side; their findings and failures are taken in registry order.
+    std::vector<std::unique_ptr<Rule>> rules;
+    for (auto& rule : make_all_rules())
+      if (!is_engine_rule(rule->info().code) && config_.is_selected(rule->info().code))
+        rules.push_back(std::move(rule));
+    std::vector<std::vector<Finding>> produced(rules.size());
+    std::vector<std::optional<std::string>> failures(rules.size());
+    workers_.for_each(rules.size(), [&](std::size_t k, unsigned) {
       try {
-        rule->check(project, produced);
+        rules[k]->check(project, produced[k]);
       } catch (const std::exception& e) {
+        failures[k] = e.what();
+      }
+    });
+    std::vector<Finding> findings;
+    for (std::size_t k = 0; k < rules.size(); ++k) {
+      if (failures[k]) {
+        const RuleInfo& info = rules[k]->info();
         Diagnostic d;
         d.kind = "internal-error";
-        d.message = fmt::format("rule {} ({}) failed: {}", info.code, info.name, e.what());
+        d.message = fmt::format("rule {} ({}) failed: {}", info.code, info.name, *failures[k]);
         result_.diagnostics.push_back(std::move(d));
         continue;
       }
       // Context files take part in resolution only: their findings are not reported.
-      for (auto& f : produced)
+      for (auto& f : produced[k])
         if (config_.is_selected(f.code) && reported_.count(f.loc.file)) findings.push_back(std::move(f));
     }
     std::vector<const facts::FileFacts*> file_ptrs;
