@@ -30,6 +30,8 @@
 #include <xxhash.h>
 
 #include <array>
+#include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -56,10 +58,10 @@ constexpr std::size_t kMaxAbsentPaths = 1024;
 
 // Clang's parser recurses once per prefix operator (`~~~~1`, `!!!!x`, `- - -x`): some thousands
 // in a row overflow an ordinary thread's stack and kill the process (stock `clang++ -fsyntax-only`
-// too). Each compile runs under crash recovery on a thread of its own with this much stack
-// (reserved, touched only as used); a deeper one (through macros, say) overflows it, and the
-// recovery handler, run on an alternate signal stack, fails that file alone. A main file with a
-// longer run of prefix operators than kMaxPrefixOperatorRun is not parsed at all.
+// too). Each compile runs under crash recovery on a compile thread with this much stack
+// (reserved, touched only as used; CompileThreads); a deeper one (through macros, say) overflows
+// it, and the recovery handler, run on an alternate signal stack, fails that file alone. A main
+// file with a longer run of prefix operators than kMaxPrefixOperatorRun is not parsed at all.
 constexpr unsigned kCompileStackBytes = 256u << 20;
 constexpr std::size_t kAlternateSignalStackBytes = 256u << 10;
 constexpr std::size_t kMaxPrefixOperatorRun = 50'000;
@@ -94,6 +96,100 @@ class AlternateSignalStack {
  private:
   stack_t previous_{};
   bool installed_ = false;
+};
+
+// The compile threads: long-lived, one per worker compiling at once, each with kCompileStackBytes
+// of stack and an alternate signal stack. A new thread per file gave every compile a cold
+// allocator arena and cold stack pages (with jemalloc, three times glibc's page faults on torch's
+// headers). A thread whose compile crashed is retired, not reused: the recovery longjmped over
+// its frames and leaked what they held.
+class CompileThreads {
+ public:
+  CompileThreads() = default;
+  CompileThreads(const CompileThreads&) = delete;
+  CompileThreads& operator=(const CompileThreads&) = delete;
+  ~CompileThreads() = default;  // each idle Thread stops and joins
+
+  // Runs `compile` under crash recovery on an idle thread (a new one when none is idle) and
+  // waits for it: whether it completed rather than crashed.
+  bool run(const std::function<void()>& compile) {
+    std::unique_ptr<Thread> thread;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!idle_.empty()) {
+        thread = std::move(idle_.back());
+        idle_.pop_back();
+      }
+    }
+    if (!thread) thread = std::make_unique<Thread>();
+    const bool completed = thread->run(compile);
+    if (completed) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      idle_.push_back(std::move(thread));
+    }
+    return completed;
+  }
+
+ private:
+  class Thread {
+   public:
+    Thread()
+        : signal_stack_(kAlternateSignalStackBytes),
+          thread_(llvm::Optional<unsigned>(kCompileStackBytes), [this] { serve(); }) {}
+    Thread(const Thread&) = delete;
+    Thread& operator=(const Thread&) = delete;
+    ~Thread() {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stopping_ = true;
+      }
+      wake_.notify_all();
+      thread_.join();
+    }
+
+    bool run(const std::function<void()>& compile) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      task_ = &compile;
+      done_ = false;
+      wake_.notify_all();
+      wake_.wait(lock, [&] { return done_; });
+      return completed_;
+    }
+
+   private:
+    void serve() {
+      // This frame, not the recovered one, owns the alternate stack: a crash longjmps out of
+      // RunSafely only, and the previous stack is back before the thread ends (a sanitizer's
+      // runtime unmaps whatever stack a thread ends with).
+      const AlternateSignalStack alternate(signal_stack_);
+      std::unique_lock<std::mutex> lock(mutex_);
+      for (;;) {
+        wake_.wait(lock, [&] { return stopping_ || task_ != nullptr; });
+        if (task_ == nullptr) return;
+        const std::function<void()>* compile = std::exchange(task_, nullptr);
+        lock.unlock();
+        llvm::CrashRecoveryContext recovery;
+        const bool completed = recovery.RunSafely([&] { (*compile)(); });
+        lock.lock();
+        completed_ = completed;
+        done_ = true;
+        wake_.notify_all();
+        if (!completed) return;  // retired: run()'s caller drops this Thread
+      }
+    }
+
+    std::vector<char> signal_stack_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    const std::function<void()>* task_ = nullptr;
+    bool done_ = false;
+    bool completed_ = false;
+    bool stopping_ = false;
+    llvm::thread thread_;  // last: it starts serving once the members above exist
+  };
+
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<Thread>> idle_;
 };
 
 struct RunState {
@@ -609,23 +705,13 @@ class Analyzer final : public facts::CppAnalyzer {
     auto invocation = std::make_unique<tooling::ToolInvocation>(
         args, std::make_unique<FactsAction>(vocabulary_, *walked, state, work_budget), files.get());
     invocation->setDiagnosticConsumer(errors.get());
-    // The thread's frame, not the recovered one, owns the alternate stack: a crash longjmps out
-    // of RunSafely only, and the previous stack is back before the thread ends (a sanitizer's
-    // runtime unmaps whatever stack a thread ends with).
-    std::vector<char> signal_stack(kAlternateSignalStackBytes);
-    bool completed = false;
-    llvm::thread compile(llvm::Optional<unsigned>(kCompileStackBytes), [&] {
-      const AlternateSignalStack alternate(signal_stack);
-      llvm::CrashRecoveryContext recovery;
-      completed = recovery.RunSafely([&] {
-        try {
-          (void)invocation->run();  // whether an AST was walked is state.walked
-        } catch (const std::exception& e) {
-          state.first_error = e.what();
-        }
-      });
+    const bool completed = compile_threads_.run([&] {
+      try {
+        (void)invocation->run();  // whether an AST was walked is state.walked
+      } catch (const std::exception& e) {
+        state.first_error = e.what();
+      }
     });
-    compile.join();
     if (!completed) {
       // What the crashed compile held is leaked, as libclang does: unwinding it is not safe.
       (void)walked.release();
@@ -660,6 +746,7 @@ class Analyzer final : public facts::CppAnalyzer {
   std::unique_ptr<tooling::CompilationDatabase> database_;
   mutable std::mutex database_mutex_;
   std::string problem_;
+  mutable CompileThreads compile_threads_;
 };
 
 }  // namespace

@@ -78,6 +78,35 @@ TEST(CppRobustness, AFileThatOverflowsClangsStackFailsAloneAndTheReportIsWritten
   EXPECT_NE(messages_of(r, "long.cpp").find("prefix operators deep"), std::string::npos) << r.dump(1);
 }
 
+// Compiles run on long-lived threads (cpp_frontend.cpp, CompileThreads): on one worker, a crash
+// retires its thread and the files after it, deep ones included, still compile on a new one
+// with the same large stack, whatever order the files are taken in.
+TEST(CppRobustness, ACrashedCompileRetiresItsThreadAndTheNextFilesStillCompile) {
+  TempDir dir;
+  const std::string nested_macros =
+      "#define T1 ~~~~~~~~~~\n#define T2 T1 T1 T1 T1 T1 T1 T1 T1 T1 T1\n"
+      "#define T3 T2 T2 T2 T2 T2 T2 T2 T2 T2 T2\n#define T4 T3 T3 T3 T3 T3 T3 T3 T3 T3 T3\n"
+      "#define T5 T4 T4 T4 T4 T4 T4 T4 T4 T4 T4\n#define T6 T5 T5 T5 T5 T5 T5 T5 T5 T5 T5\n"
+      "int y = T6 T6 T6 1;\n";
+  for (const char* name : {"crash_a.cpp", "crash_b.cpp"}) dir.write(name, nested_macros + kCppModel);
+  for (const char* name : {"deep_a.cpp", "deep_b.cpp"})
+    dir.write(name, "int y = " + std::string(5000, '~') + "1;\n" + kCppModel);
+  for (const char* name : {"model_a.cpp", "model_b.cpp", "model_c.cpp"}) dir.write(name, kCppModel);
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "-j", "1", "--format", "json", "-o", "r.json", "."},
+                      "LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}detect_leaks=0");
+  ASSERT_EQ(run.exit_code, 1) << run.err;
+  const json r = json::parse(slurp(dir.path() / "r.json"));
+  for (const char* name : {"crash_a.cpp", "crash_b.cpp"}) {
+    EXPECT_NE(messages_of(r, name).find("the compile crashed on this file"), std::string::npos)
+        << name << r.dump(1);
+    EXPECT_TRUE(codes_in(r, name).empty()) << name;
+  }
+  for (const char* name : {"deep_a.cpp", "deep_b.cpp", "model_a.cpp", "model_b.cpp", "model_c.cpp"}) {
+    EXPECT_EQ(codes_in(r, name), std::vector<std::string>{"KV101"}) << name << r.dump(1);
+    EXPECT_EQ(messages_of(r, name).find("not analysed"), std::string::npos) << name << r.dump(1);
+  }
+}
+
 // A FIFO or /dev/stdin (here a FIFO with no writer) as an include target would block forever:
 // it is not found, and degraded mode stands in for it.
 TEST(CppRobustness, AnIncludeOfAFifoOrStdinDoesNotHang) {
