@@ -42,6 +42,17 @@ constexpr const char* kCppModel =
     "struct Decoder : torch::nn::Module {\n  Decoder() { k_cache_ = torch::zeros({4, 1024}); }\n"
     "  torch::Tensor k_cache_;\n};\n";
 
+// 5,000 prefix operators in a row: stock clang++-14 -fsyntax-only segfaults on it; kvlint parses
+// it on the compile thread's large stack.
+const std::string kDeepPrefixOperators = "int y = " + std::string(5000, '~') + "1;\n";
+// Nests deeper than any stack through macros (no run of operators in the text): the compile
+// crashes and crash recovery fails that file alone.
+constexpr const char* kOverflowsThroughMacros =
+    "#define T1 ~~~~~~~~~~\n#define T2 T1 T1 T1 T1 T1 T1 T1 T1 T1 T1\n"
+    "#define T3 T2 T2 T2 T2 T2 T2 T2 T2 T2 T2\n#define T4 T3 T3 T3 T3 T3 T3 T3 T3 T3 T3\n"
+    "#define T5 T4 T4 T4 T4 T4 T4 T4 T4 T4 T4\n#define T6 T5 T5 T5 T5 T5 T5 T5 T5 T5 T5\n"
+    "int y = T6 T6 T6 1;\n";
+
 std::string messages_of(const json& r, const std::string& file_part) {
   std::string out;
   for (const auto& d : r.value("diagnostics", json::array()))
@@ -54,12 +65,8 @@ std::string messages_of(const json& r, const std::string& file_part) {
 TEST(CppRobustness, AFileThatOverflowsClangsStackFailsAloneAndTheReportIsWritten) {
   TempDir dir;
   dir.write("model.py", kPythonModel);
-  dir.write("gen.cpp", "int y = " + std::string(5000, '~') + "1;\nstruct A { torch::Tensor kv_cache_; };\n");
-  dir.write("macros.cpp",
-            "#define T1 ~~~~~~~~~~\n#define T2 T1 T1 T1 T1 T1 T1 T1 T1 T1 T1\n"
-            "#define T3 T2 T2 T2 T2 T2 T2 T2 T2 T2 T2\n#define T4 T3 T3 T3 T3 T3 T3 T3 T3 T3 T3\n"
-            "#define T5 T4 T4 T4 T4 T4 T4 T4 T4 T4 T4\n#define T6 T5 T5 T5 T5 T5 T5 T5 T5 T5 T5\n"
-            "int y = T6 T6 T6 1;\nstruct A { torch::Tensor kv_cache_; };\n");
+  dir.write("gen.cpp", std::string(kDeepPrefixOperators) + "struct A { torch::Tensor kv_cache_; };\n");
+  dir.write("macros.cpp", std::string(kOverflowsThroughMacros) + "struct A { torch::Tensor kv_cache_; };\n");
   dir.write("long.cpp",
             "int y = " + std::string(60000, '!') + "1;\nstruct A { torch::Tensor kv_cache_; };\n");
   // What a crashed compile held is leaked on purpose (unwinding it is not safe): a leak
@@ -83,14 +90,10 @@ TEST(CppRobustness, AFileThatOverflowsClangsStackFailsAloneAndTheReportIsWritten
 // with the same large stack, whatever order the files are taken in.
 TEST(CppRobustness, ACrashedCompileRetiresItsThreadAndTheNextFilesStillCompile) {
   TempDir dir;
-  const std::string nested_macros =
-      "#define T1 ~~~~~~~~~~\n#define T2 T1 T1 T1 T1 T1 T1 T1 T1 T1 T1\n"
-      "#define T3 T2 T2 T2 T2 T2 T2 T2 T2 T2 T2\n#define T4 T3 T3 T3 T3 T3 T3 T3 T3 T3 T3\n"
-      "#define T5 T4 T4 T4 T4 T4 T4 T4 T4 T4 T4\n#define T6 T5 T5 T5 T5 T5 T5 T5 T5 T5 T5\n"
-      "int y = T6 T6 T6 1;\n";
-  for (const char* name : {"crash_a.cpp", "crash_b.cpp"}) dir.write(name, nested_macros + kCppModel);
+  for (const char* name : {"crash_a.cpp", "crash_b.cpp"})
+    dir.write(name, std::string(kOverflowsThroughMacros) + kCppModel);
   for (const char* name : {"deep_a.cpp", "deep_b.cpp"})
-    dir.write(name, "int y = " + std::string(5000, '~') + "1;\n" + kCppModel);
+    dir.write(name, std::string(kDeepPrefixOperators) + kCppModel);
   for (const char* name : {"model_a.cpp", "model_b.cpp", "model_c.cpp"}) dir.write(name, kCppModel);
   CliRun run = kvlint(dir.path(), {"check", "--no-cache", "-j", "1", "--format", "json", "-o", "r.json", "."},
                       "LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}detect_leaks=0");
