@@ -100,9 +100,9 @@ class AlternateSignalStack {
 
 // The compile threads: long-lived, one per worker compiling at once, each with kCompileStackBytes
 // of stack and an alternate signal stack. A new thread per file gave every compile a cold
-// allocator arena and cold stack pages (with jemalloc, three times glibc's page faults on torch's
-// headers). A thread whose compile crashed is retired, not reused: the recovery longjmped over
-// its frames and leaked what they held.
+// allocator arena and cold stack pages (with jemalloc, two to six times glibc's page faults on
+// torch's headers and the tf5 site-packages). A thread whose compile crashed is retired, not
+// reused: the recovery longjmped over its frames and leaked what they held.
 class CompileThreads {
  public:
   CompileThreads() = default;
