@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <utility>
 
 namespace kvlint::facts {
 
@@ -167,7 +168,38 @@ void Project::index_classes() {
   }
 }
 
-Project::Project(std::vector<FileFacts> files, Vocabulary vocabulary)
+void Demand::add(std::set<std::string> Wants::*names, std::string_view name) {
+  std::lock_guard lock(mutex_);
+  (wants_.*names).emplace(name);
+}
+void Demand::class_named(std::string_view simple) {
+  add(&Wants::classes, simple);
+}
+void Demand::function_named(std::string_view name) {
+  add(&Wants::functions, name);
+}
+void Demand::built(std::string_view simple) {
+  add(&Wants::built, simple);
+}
+void Demand::mentioned(std::string_view name) {
+  add(&Wants::mentioned, name);
+}
+void Demand::constant_named(std::string_view name) {
+  add(&Wants::constants, name);
+}
+void Demand::handed_self(std::string_view attribute) {
+  add(&Wants::handed_self, attribute);
+}
+void Demand::everything() {
+  std::lock_guard lock(mutex_);
+  wants_.everything = true;
+}
+Demand::Wants Demand::take() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(wants_, {});
+}
+
+Project::Project(std::vector<FileFacts> files, Vocabulary vocabulary, Demand* demand)
     : Project(std::move(files), std::move(vocabulary), ClassesOnly{}) {
   auto& ix = *index_;
   for (const auto& file : files_) {
@@ -237,6 +269,8 @@ Project::Project(std::vector<FileFacts> files, Vocabulary vocabulary)
       ix.reverse_hops_from[receiver.cls].push_back(hop);
       ix.parameter_holders_of[code.cls.cls].push_back(Holder{receiver, hop});
     }
+  // The questions asked from here on are the rules'.
+  demand_ = demand;
 }
 
 Project::~Project() = default;
@@ -272,6 +306,7 @@ std::vector<CodeRef> Project::methods_of(ClassRef cls) const {
 
 ClassRef Project::find_class(std::string_view name, const FileFacts* from) const {
   std::string_view simple = simple_name(name);
+  if (demand_ && !simple.empty()) demand_->class_named(simple);
   if (from) {
     // A dotted name that is not a relative import of this file is not defined here.
     if (name == simple || name.starts_with('.')) {
@@ -317,6 +352,99 @@ std::vector<ClassRef> Project::ancestors(ClassRef cls) const {
       }
     }
   }
+  return out;
+}
+
+std::vector<ClassRef> Project::descendants(ClassRef cls) const {
+  if (!cls) return {};
+  // A class not given to the project derives from `cls` by naming it, or a class deriving from
+  // it, among its bases.
+  if (demand_) {
+    demand_->class_named(cls.cls->name);
+    demand_->mentioned(cls.cls->name);
+  }
+  auto it = index_->subclasses_of.find(cls.cls);
+  if (it == index_->subclasses_of.end()) return {};
+  if (demand_)
+    for (ClassRef sub : it->second) demand_->mentioned(sub.cls->name);
+  return it->second;
+}
+
+std::vector<ClassRef> Project::declaring_classes() const {
+  std::set<const ClassFact*> wanted;
+  for (ClassRef c : classes_)
+    if (index_->declarations.count(c.cls)) {
+      wanted.insert(c.cls);
+      for (ClassRef sub : descendants(c)) wanted.insert(sub.cls);
+    }
+  std::vector<ClassRef> out;
+  for (ClassRef c : classes_)
+    if (wanted.count(c.cls)) out.push_back(c);
+  return out;
+}
+
+std::vector<ClassRef> Project::covered_classes() const {
+  // coverage() walks holders up from a class, at most kMaxHolderDepth holders deep, to one with
+  // a declaration of its own or inherited; these are the classes that walk can start from: the
+  // declaring ones, and those they hold, through their hops or their bases' (a subclass of a
+  // holder inherits its hop), as many hops down.
+  std::set<const ClassFact*> wanted;
+  std::vector<ClassRef> level = declaring_classes();
+  for (ClassRef c : level) wanted.insert(c.cls);
+  for (int depth = 0; depth < kMaxHolderDepth && !level.empty(); ++depth) {
+    std::vector<ClassRef> next;
+    for (ClassRef c : level) {
+      std::vector<ClassRef> with_bases{c};
+      for (ClassRef a : ancestors(c)) with_bases.push_back(a);
+      for (ClassRef b : with_bases) {
+        auto it = index_->hops_from.find(b.cls);
+        if (it == index_->hops_from.end()) continue;
+        for (const OwnershipHop* hop : it->second)
+          if (ClassRef t = find_class(hop->target_class, b.file); t && wanted.insert(t.cls).second)
+            next.push_back(t);
+      }
+    }
+    level = std::move(next);
+  }
+  std::vector<ClassRef> out;
+  for (ClassRef c : classes_)
+    if (wanted.count(c.cls)) out.push_back(c);
+  return out;
+}
+
+std::vector<CodeRef> Project::code_calling(const std::vector<std::string>& methods) const {
+  if (demand_)
+    for (const std::string& m : methods) {
+      if (m == "forward" || m == "__call__")
+        demand_->everything();
+      else
+        demand_->mentioned(m);
+    }
+  std::vector<CodeRef> out;
+  for (ClassRef c : classes_)
+    for (const CodeRef& m : methods_of(c)) out.push_back(m);
+  for (const auto& file : files_)
+    for (const auto& f : file.functions) out.push_back(CodeRef{&file, {}, &f});
+  return out;
+}
+
+std::vector<std::pair<const FileFacts*, const ReverseAssignment*>> Project::reverse_assignments_of(
+    std::string_view attribute) const {
+  if (demand_) demand_->handed_self(attribute);
+  std::vector<std::pair<const FileFacts*, const ReverseAssignment*>> out;
+  for (const auto& file : files_)
+    for (const auto& r : file.reverse_assignments)
+      if (r.attribute == attribute) out.emplace_back(&file, &r);
+  return out;
+}
+
+std::vector<std::pair<const FileFacts*, const Constant*>> Project::module_constants(
+    std::string_view name) const {
+  if (demand_) demand_->constant_named(name);
+  std::vector<std::pair<const FileFacts*, const Constant*>> out;
+  for (const auto& file : files_)
+    for (const auto& c : file.constants)
+      if (c.owner_class.empty() && c.name == name) out.emplace_back(&file, &c);
   return out;
 }
 
@@ -374,6 +502,10 @@ std::vector<Cover> Project::inherited_declarations(ClassRef cls) const {
 
 std::vector<Holder> Project::holders(ClassRef cls) const {
   std::vector<Holder> out;
+  if (demand_) {
+    demand_->class_named(cls.cls->name);
+    demand_->built(cls.cls->name);
+  }
   auto collect = [&](ClassRef target) {
     auto it = index_->holders_of.find(target.cls);
     if (it != index_->holders_of.end()) out.insert(out.end(), it->second.begin(), it->second.end());
@@ -388,10 +520,17 @@ std::vector<Holder> Project::holders(ClassRef cls) const {
     if (it == index_->subclasses_of.end()) continue;
     for (ClassRef sub : it->second) out.push_back(Holder{sub, out[i].hop});
   }
+  // Subclasses of a holder name it (or a subclass of it) among their bases.
+  if (demand_)
+    for (const Holder& h : out) demand_->mentioned(h.holder.cls->name);
   return out;
 }
 
 std::vector<Holder> Project::parameter_holders(ClassRef cls) const {
+  if (demand_) {
+    demand_->class_named(cls.cls->name);
+    demand_->mentioned(cls.cls->name);
+  }
   auto it = index_->parameter_holders_of.find(cls.cls);
   return it == index_->parameter_holders_of.end() ? std::vector<Holder>{} : it->second;
 }
@@ -541,6 +680,7 @@ CodeRef Project::code_at(const FileFacts& file, std::string_view owner_class, st
 }
 
 CodeRef Project::find_function(const FileFacts& from, std::string_view name) const {
+  if (demand_) demand_->function_named(name);
   for (const auto& f : from.functions)
     if (f.name == name) return CodeRef{&from, {}, &f};
   for (const auto& import : from.imports) {
@@ -574,6 +714,7 @@ ClassRef Project::attribute_class_at(ClassRef cls, std::string_view attribute, i
         if (ClassRef target = find_class(hop->target_class, c.file)) return target;
   }
   // `decoder._graph_wrapper = self` in the class that hands itself over.
+  if (demand_) demand_->handed_self(attribute);
   for (ClassRef c : chain) {
     auto it = index_->reverse_hops_from.find(c.cls);
     if (it == index_->reverse_hops_from.end()) continue;
@@ -630,6 +771,7 @@ ClassRef Project::parameter_class_at(CodeRef code, std::string_view parameter, i
 // (`capture_decode_step(self, bs)` from class T gives T for `model`).
 ClassRef Project::function_parameter_class(CodeRef code, std::size_t index, std::string_view parameter,
                                            int depth) const {
+  if (demand_) demand_->mentioned(code.method->name);
   auto it = index_->function_calls.find(code.method->name);
   if (it == index_->function_calls.end()) return {};
   for (const auto& [caller, call] : it->second) {
@@ -797,6 +939,10 @@ std::vector<KvWrite> Project::kv_reached_by(const FileFacts& file, const Capture
 
 std::vector<Built> Project::constructions_of(ClassRef cls) const {
   if (!cls) return {};
+  if (demand_) {
+    demand_->class_named(cls.cls->name);
+    demand_->built(cls.cls->name);
+  }
   auto it = index_->constructions.find(cls.cls);
   return it == index_->constructions.end() ? std::vector<Built>{} : it->second;
 }
@@ -804,6 +950,10 @@ std::vector<Built> Project::constructions_of(ClassRef cls) const {
 std::vector<Invocation> Project::invocations_of(ClassRef cls, std::string_view method) const {
   std::vector<Invocation> out;
   if (!cls) return out;
+  if (demand_) {
+    demand_->class_named(cls.cls->name);
+    demand_->mentioned(method);
+  }
   auto is_target = [&](ClassRef type) {
     if (!type) return false;
     if (type == cls) return true;
@@ -836,6 +986,7 @@ std::vector<Invocation> Project::invocations_of(ClassRef cls, std::string_view m
 std::vector<Invocation> Project::function_callers(CodeRef function) const {
   std::vector<Invocation> out;
   if (!function || function.cls) return out;
+  if (demand_) demand_->mentioned(function.method->name);
   auto it = index_->function_calls.find(function.method->name);
   if (it == index_->function_calls.end()) return out;
   for (const auto& [caller, call] : it->second)

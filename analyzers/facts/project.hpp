@@ -5,6 +5,8 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,9 +95,48 @@ struct KvWrite {
 // base-class search parses no other file for it.
 bool may_be_module(std::string_view module_name, std::string_view prefix);
 
+// What questions put to a Project could be answered by files it was not given: the names
+// looked up and the names whose uses were asked for. A project records them when given a
+// Demand (thread-safe: the rules ask side by side); the engine then analyses the files whose
+// text could answer them and asks again (engine.cpp). A question about a class also names the
+// class: a class of the same simple name elsewhere could be the one its uses resolve to.
+class Demand {
+ public:
+  // A class looked up by name (find_class): files defining a class of that simple name.
+  void class_named(std::string_view simple);
+  // A module-level function looked up by name: files defining a function of that name.
+  void function_named(std::string_view name);
+  // Places that build a class (`Name(...)`, `Name.factory(...)`): holders and constructions.
+  void built(std::string_view simple);
+  // Any other use of a name: annotations, bases, calls of a method or function, attributes.
+  void mentioned(std::string_view name);
+  // A module-level constant looked up by name: files assigning it at module level.
+  void constant_named(std::string_view name);
+  // Objects that hand themselves over into `attribute` (`decoder.<attribute> = self`).
+  void handed_self(std::string_view attribute);
+  // A question no text test narrows: every file.
+  void everything();
+
+  struct Wants {
+    std::set<std::string> classes, functions, built, mentioned, constants, handed_self;
+    bool everything = false;
+    bool empty() const {
+      return !everything && classes.empty() && functions.empty() && built.empty() && mentioned.empty() &&
+             constants.empty() && handed_self.empty();
+    }
+  };
+  Wants take();
+
+ private:
+  void add(std::set<std::string> Wants::*names, std::string_view name);
+  std::mutex mutex_;
+  Wants wants_;
+};
+
 class Project {
  public:
-  Project(std::vector<FileFacts> files, Vocabulary vocabulary);
+  // With `demand`, the project records there what it was asked (see Demand).
+  Project(std::vector<FileFacts> files, Vocabulary vocabulary, Demand* demand = nullptr);
   Project(const Project&) = delete;
   Project& operator=(const Project&) = delete;
   ~Project();
@@ -124,6 +165,27 @@ class Project {
 
   // Bases resolved within the project, breadth first, the class itself excluded.
   std::vector<ClassRef> ancestors(ClassRef cls) const;
+  // The classes deriving from `cls`, directly or not, in project order.
+  std::vector<ClassRef> descendants(ClassRef cls) const;
+
+  // Rules start from the facts they check (sites, captures, declarations) and reach the rest
+  // through the questions below; with a Demand, each question records what files not given to
+  // the project could add to its answer. These three stand in for going over classes():
+  // the classes that declare or inherit a declaration (inherited_declarations() is non-empty),
+  // and those coverage() can be non-empty for (the former, and the classes they hold, through
+  // their own hops or their bases', as deep as coverage() follows holders), in project order.
+  std::vector<ClassRef> declaring_classes() const;
+  std::vector<ClassRef> covered_classes() const;
+  // Every method and module-level function of the project, in project order, for a scan for
+  // calls of the `methods` of some class: a file not given to the project could add one only by
+  // naming one of them (`.decode(`), or, for `forward` / `__call__`, by calling a held module
+  // itself, which any file could (that records a demand for every file).
+  std::vector<CodeRef> code_calling(const std::vector<std::string>& methods) const;
+  // `obj.<attribute> = self` assignments anywhere, with their files.
+  std::vector<std::pair<const FileFacts*, const ReverseAssignment*>> reverse_assignments_of(
+      std::string_view attribute) const;
+  // Module-level `NAME = <literal>` constants of every file, by name.
+  std::vector<std::pair<const FileFacts*, const Constant*>> module_constants(std::string_view name) const;
   // Yes when the bases reach an nn.Module; No when every base is resolved and
   // none does; Unknown when some base is outside the project and not a known module.
   Tristate is_module(ClassRef cls) const;
@@ -217,6 +279,7 @@ class Project {
   Vocabulary vocabulary_;
   std::vector<ClassRef> classes_;
   std::unique_ptr<Index> index_;
+  Demand* demand_ = nullptr;
 };
 
 }  // namespace kvlint::facts

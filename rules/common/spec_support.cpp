@@ -178,12 +178,10 @@ std::optional<long long> int_value(const Project& project, const FileFacts& file
   const facts::Constant* constant = project.constant(file, cls, name);
   if (!constant && prefix.empty()) {
     // An imported module-level constant: accept it when exactly one file defines it.
-    for (const auto& other : project.files())
-      for (const auto& c : other.constants)
-        if (c.owner_class.empty() && c.name == name) {
-          if (constant) return std::nullopt;
-          constant = &c;
-        }
+    for (const auto& defined : project.module_constants(name)) {
+      if (constant) return std::nullopt;
+      constant = defined.second;
+    }
   }
   if (!constant || constant->value.literal != facts::LiteralKind::Int) return std::nullopt;
   if (auto v = parse_int(constant->value.literal_value)) return v;
@@ -379,7 +377,8 @@ std::optional<SiteSpecMatch> match_site(const Project& project, ClassRef owner, 
 std::vector<SiteSpecMatch> all_matches(const Project& project) {
   std::vector<SiteSpecMatch> out;
   std::set<std::pair<const CacheSite*, const SpecFact*>> seen;
-  for (ClassRef cls : project.classes())
+  // Only a covered class's sites can match a spec (match_site reads its coverage).
+  for (ClassRef cls : project.covered_classes())
     for (const CacheSite* site : project.cache_sites_of(cls))
       if (auto m = match_site(project, cls, *site))
         if (seen.emplace(site, m->spec.spec).second) out.push_back(*m);

@@ -82,12 +82,8 @@ class Check final : public Rule {
   // The class, or a subclass that inherits the declaration, holds a cache somewhere.
   static bool backs_a_cache(const facts::Project& project, facts::ClassRef owner) {
     if (closure_has_cache(project, owner)) return true;
-    for (facts::ClassRef c : project.classes()) {
-      if (c == owner) continue;
-      auto bases = project.ancestors(c);
-      if (std::find(bases.begin(), bases.end(), owner) == bases.end()) continue;
+    for (facts::ClassRef c : project.descendants(owner))
       if (closure_has_cache(project, c)) return true;
-    }
     return false;
   }
 

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
+#include <map>
 #include <set>
 
 #include "rules/common/rule_support.hpp"
@@ -77,8 +79,9 @@ class Check final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
-    std::set<const facts::ClassFact*> reached = reached_classes(project);
-    for (facts::ClassRef cls : project.classes()) {
+    const std::vector<facts::ClassRef> declaring = project.declaring_classes();
+    std::set<const facts::ClassFact*> reached = reached_classes(project, declaring);
+    for (facts::ClassRef cls : declaring) {
       if (reached.count(cls.cls)) continue;
       auto covers = project.inherited_declarations(cls);
       if (covers.empty()) continue;
@@ -111,17 +114,32 @@ class Check final : public Rule {
     return false;
   }
 
-  // Classes the collector reaches: modules (or possibly modules), then, to a fixpoint,
-  // classes held by a reached class whose declaration forwards through the hop.
-  static std::set<const facts::ClassFact*> reached_classes(const facts::Project& project) {
+  // Which of the `declaring` classes and the classes holding them (transitively) the collector
+  // reaches: modules (or possibly modules), then, to a fixpoint, classes held by a reached class
+  // whose declaration forwards through the hop. Whether a class is reached depends only on its
+  // holders, so the classes holding the declaring ones are all it takes.
+  static std::set<const facts::ClassFact*> reached_classes(const facts::Project& project,
+                                                           const std::vector<facts::ClassRef>& declaring) {
+    std::vector<facts::ClassRef> relevant;
+    std::map<const facts::ClassFact*, std::vector<facts::Holder>> holders_of;
+    std::deque<facts::ClassRef> queue(declaring.begin(), declaring.end());
+    while (!queue.empty()) {
+      const facts::ClassRef c = queue.front();
+      queue.pop_front();
+      if (holders_of.count(c.cls)) continue;
+      relevant.push_back(c);
+      const std::vector<facts::Holder>& holders = holders_of[c.cls] = all_holders(project, c);
+      for (const facts::Holder& h : holders)
+        if (!holders_of.count(h.holder.cls)) queue.push_back(h.holder);
+    }
     std::set<const facts::ClassFact*> reached;
-    for (facts::ClassRef c : project.classes())
+    for (facts::ClassRef c : relevant)
       if (project.is_module(c) != facts::Tristate::No) reached.insert(c.cls);
     for (bool grew = true; grew;) {
       grew = false;
-      for (facts::ClassRef c : project.classes()) {
+      for (facts::ClassRef c : relevant) {
         if (reached.count(c.cls)) continue;
-        for (const facts::Holder& h : all_holders(project, c)) {
+        for (const facts::Holder& h : holders_of[c.cls]) {
           if (reached.count(h.holder.cls) && forwards(project, h)) {
             reached.insert(c.cls);
             grew = true;
@@ -134,19 +152,16 @@ class Check final : public Rule {
   }
 
   static bool has_held_descendant(const facts::Project& project, facts::ClassRef cls) {
-    for (facts::ClassRef c : project.classes()) {
-      if (c == cls || all_holders(project, c).empty()) continue;
-      auto bases = project.ancestors(c);
-      if (std::find(bases.begin(), bases.end(), cls) != bases.end()) return true;
-    }
+    for (facts::ClassRef c : project.descendants(cls))
+      if (!all_holders(project, c).empty()) return true;
     return false;
   }
 
   static Finding make_finding(const facts::Project& project, facts::ClassRef cls, const facts::Cover& cover,
                               const std::vector<facts::Holder>& holders) {
     const std::string method = rules::declaration_name(project);
-    Finding f = kvlint::make_finding(kInfo, cover.how == facts::Cover::How::Own ? cover.declaration->loc : cls.cls->loc,
-                             cls.cls->name);
+    Finding f = kvlint::make_finding(
+        kInfo, cover.how == facts::Cover::How::Own ? cover.declaration->loc : cls.cls->loc, cls.cls->name);
     const rules::Spelling spelling = rules::Spelling::of(cls);
     std::string declares =
         cover.how == facts::Cover::How::Own

@@ -73,7 +73,9 @@ class Check final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
-    for (facts::ClassRef cls : project.classes()) {
+    // A class no declaration covers gives no finding: only its own declaration (checked by
+    // check_wrapper_dependent) or its coverage can be on a wrapper.
+    for (facts::ClassRef cls : project.covered_classes()) {
       facts::Location eager_loc;
       std::string eager_what;
       for (const facts::CacheSite* s : project.cache_sites_of(cls)) {
@@ -163,8 +165,7 @@ class Check final : public Rule {
   }
 
   static std::optional<WrapperRead> wrapper_read(const facts::Project& project, facts::ClassRef cls,
-                                                 const facts::Declaration& d,
-                                                 const facts::Guards& guards) {
+                                                 const facts::Declaration& d, const facts::Guards& guards) {
     for (const facts::Guard& g : guards) {
       if (!rules::is_branching_guard(g)) continue;
       std::vector<std::string> attributes;
@@ -210,10 +211,9 @@ class Check final : public Rule {
           if (k.loc == h.loc) out.push_back({c.file, k.owner_class, k.method, &k.guards, k.loc});
       }
     static const facts::Guards kNone;
-    for (const auto& file : project.files())
-      for (const auto& r : file.reverse_assignments)
-        if (r.attribute == read.attribute && project.class_of(file, r.owner_class) == read.wrapper)
-          out.push_back({&file, r.owner_class, r.method, &kNone, r.loc});
+    for (const auto& [file, r] : project.reverse_assignments_of(read.attribute))
+      if (project.class_of(*file, r->owner_class) == read.wrapper)
+        out.push_back({file, r->owner_class, r->method, &kNone, r->loc});
     return out;
   }
 
@@ -248,8 +248,7 @@ class Check final : public Rule {
   // nothing here.
   static bool state_handed_only_with_graphs(const facts::Project& project, facts::ClassRef cls,
                                             const WrapperRead& read, const std::vector<Attach>& attaches,
-                                            const std::string& method,
-                                            const facts::Guards& guards) {
+                                            const std::string& method, const facts::Guards& guards) {
     std::vector<std::string> state;
     for (const facts::Guard& g : guards)
       if (rules::is_branching_guard(g))
@@ -305,12 +304,8 @@ class Check final : public Rule {
           }
         }
       };
-      for (facts::ClassRef c : project.classes())
-        for (const facts::CodeRef& code : project.methods_of(c))
-          if (only_with_graphs) scan(code);
-      for (const auto& file : project.files())
-        for (const auto& f : file.functions)
-          if (only_with_graphs) scan(facts::CodeRef{&file, {}, &f});
+      for (const facts::CodeRef& code : project.code_calling(chain))
+        if (only_with_graphs) scan(code);
       if (any && only_with_graphs) return true;
     }
     return false;

@@ -1,8 +1,12 @@
 // Project-wide resolution over hand-built facts: inheritance across files,
 // module-ness, ownership hops and declaration coverage.
+#include "analyzers/facts/project.hpp"
+
 #include <gtest/gtest.h>
 
-#include "analyzers/facts/project.hpp"
+#include <set>
+#include <string>
+#include <vector>
 
 namespace kvlint::facts {
 namespace {
@@ -186,8 +190,109 @@ TEST(Project, SubclassOfAHolderInheritsTheHopAndCovers) {
   EXPECT_EQ(holders[1].hop->attribute, "gen");
   bool declared_by_subclass = false;
   for (const Cover& c : p.coverage(generator))
-    declared_by_subclass |= c.how == Cover::How::DeclaredByHolder && c.declarer.cls->name == "PerSequenceTalker";
+    declared_by_subclass |=
+        c.how == Cover::How::DeclaredByHolder && c.declarer.cls->name == "PerSequenceTalker";
   EXPECT_TRUE(declared_by_subclass);
+}
+
+}  // namespace
+}  // namespace kvlint::facts
+
+namespace kvlint::facts {
+namespace {
+
+// The classes coverage() can be non-empty for, and those with a declaration of their own or
+// inherited, computed the long way: every class of the project.
+std::set<const ClassFact*> covered_the_long_way(const Project& p) {
+  std::set<const ClassFact*> out;
+  for (ClassRef c : p.classes())
+    if (!p.coverage(c).empty()) out.insert(c.cls);
+  return out;
+}
+
+TEST(Project, DeclaringAndCoveredClassesStandInForGoingOverEveryClass) {
+  auto files = two_files();
+  files[1].classes.push_back(make_class("PerSequenceTalker", {{"Talker", "Talker"}}));
+  files[1].classes.push_back(make_class("Held", {}));
+  files[1].classes.push_back(make_class("Deeper", {}));
+  files[0].hops.push_back(make_hop("Base", "held", "Held"));  // Decoder inherits this hop
+  files[1].hops.push_back(make_hop("Held", "deeper", "Deeper"));
+  Project p(std::move(files), Vocabulary{});
+  std::set<const ClassFact*> declaring;
+  for (ClassRef c : p.declaring_classes()) declaring.insert(c.cls);
+  std::set<const ClassFact*> expected_declaring;
+  for (ClassRef c : p.classes())
+    if (!p.inherited_declarations(c).empty()) expected_declaring.insert(c.cls);
+  EXPECT_EQ(declaring, expected_declaring);
+  EXPECT_EQ(declaring.size(), 5u);  // Base, Decoder, Generator, Talker, PerSequenceTalker
+  std::set<const ClassFact*> covered;
+  for (ClassRef c : p.covered_classes()) covered.insert(c.cls);
+  for (const ClassFact* c : covered_the_long_way(p)) EXPECT_TRUE(covered.count(c)) << c->name;
+  EXPECT_TRUE(covered.count(p.find_class("Deeper").cls));  // two holders down
+  EXPECT_FALSE(covered.count(p.find_class("Plain").cls));
+  // In project order.
+  std::vector<std::string> order;
+  for (ClassRef c : p.covered_classes()) order.push_back(c.cls->name);
+  EXPECT_EQ(order, (std::vector<std::string>{"Base", "Decoder", "Generator", "Talker", "PerSequenceTalker",
+                                             "Held", "Deeper"}));
+}
+
+TEST(Project, DescendantsOfAClass) {
+  auto files = two_files();
+  files[1].classes.push_back(make_class("Deeper", {{"Decoder", "Decoder"}}));
+  Project p(std::move(files), Vocabulary{});
+  std::vector<std::string> names;
+  for (ClassRef c : p.descendants(p.find_class("Base"))) names.push_back(c.cls->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"Decoder", "Deeper"}));
+  EXPECT_TRUE(p.descendants(p.find_class("Plain")).empty());
+}
+
+TEST(Project, ADemandRecordsWhatFilesNotGivenCouldAddToTheRulesQuestions) {
+  auto files = two_files();
+  FileFacts& model = files[1];
+  model.classes.back().methods.emplace_back();  // Plain.helper()
+  model.classes.back().methods.back().name = "helper";
+  model.functions.emplace_back();
+  model.functions.back().name = "capture_step";
+  Demand demand;
+  Project p(std::move(files), Vocabulary{}, &demand);
+  // Building the project asks nothing on the rules' behalf.
+  EXPECT_TRUE(demand.take().empty());
+
+  ClassRef generator = p.find_class("Generator");
+  Demand::Wants w = demand.take();
+  EXPECT_EQ(w.classes, (std::set<std::string>{"Generator"}));
+
+  p.holders(generator);  // built by Talker: subclasses of Talker name it
+  w = demand.take();
+  EXPECT_EQ(w.classes, (std::set<std::string>{"Generator"}));  // another `Generator` could be the one
+  EXPECT_EQ(w.built, (std::set<std::string>{"Generator"}));
+  EXPECT_EQ(w.mentioned, (std::set<std::string>{"Talker"}));
+
+  p.constructions_of(generator);
+  p.parameter_holders(generator);
+  w = demand.take();
+  EXPECT_EQ(w.built, (std::set<std::string>{"Generator"}));
+  EXPECT_EQ(w.mentioned, (std::set<std::string>{"Generator"}));
+
+  p.invocations_of(generator, "enable_graphs");
+  p.function_callers(CodeRef{&p.files()[1], {}, &p.files()[1].functions.front()});
+  p.module_constants("MAX_LEN");
+  p.attribute_class(generator, "_graph_wrapper");
+  w = demand.take();
+  EXPECT_EQ(w.mentioned, (std::set<std::string>{"capture_step", "enable_graphs"}));
+  EXPECT_EQ(w.constants, (std::set<std::string>{"MAX_LEN"}));
+  EXPECT_EQ(w.handed_self, (std::set<std::string>{"_graph_wrapper"}));
+  EXPECT_FALSE(w.everything);
+
+  // Scanning all code for calls of a class's methods: a file not given adds a caller only by
+  // naming one, or, for `forward`, by calling a held module, which any file may.
+  EXPECT_FALSE(p.code_calling({"decode"}).empty());
+  w = demand.take();
+  EXPECT_EQ(w.mentioned, (std::set<std::string>{"decode"}));
+  EXPECT_FALSE(w.everything);
+  p.code_calling({"decode", "forward"});
+  EXPECT_TRUE(demand.take().everything);
 }
 
 }  // namespace
