@@ -119,7 +119,7 @@ TEST(Diff, ReportsOnlyFindingsOnChangedLinesAndExitsOnThemAlone) {
   Repo repo;
   repo.write("model.py", std::string(kImports) + undeclared_cache_class("Old"));
   repo.write("other.py", "def helper(a):\n    return a\n");
-  repo.write("broken.py", "from transformers import DynamicCache\ndef f(:\n");
+  repo.write("broken.py", "from transformers import DynamicCache\ncache = DynamicCache()\ndef f(:\n");
   repo.commit("base");
   repo.git({"checkout", "-q", "-b", "pr"});
 

@@ -32,6 +32,7 @@
 
 #include "rules/registry.hpp"
 #include "tools/kvlint/engine/engine.hpp"
+#include "tools/kvlint/reporters/reporters.hpp"
 
 namespace fs = std::filesystem;
 
@@ -214,6 +215,32 @@ std::string fixture_name(const ::testing::TestParamInfo<Fixture>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Rules, RuleFixture, ::testing::ValuesIn(discover()), fixture_name);
+
+// Deferring the files that can only give context (CheckOptions::defer_context) finds what
+// analysing them all up front finds, with every rule on: the fixtures are the shapes the rules
+// follow between classes and files. C++ files are never deferred.
+class DeferredFixture : public ::testing::TestWithParam<Fixture> {};
+
+TEST_P(DeferredFixture, FindsWhatAnalysingEveryFileUpFrontFinds) {
+  const Fixture& fx = GetParam();
+  if (is_cpp_fixture(fx.path)) GTEST_SKIP() << "C++ files are not deferred";
+  auto run = [&](bool defer) {
+    kvlint::CheckOptions options;
+    options.paths = {fx.path};
+    options.config = kvlint::discover_config(fx.path);
+    options.config.select = {"KV"};
+    options.config.ignore.clear();
+    options.config.extend_select.clear();
+    options.use_cache = false;
+    options.load_project_context = false;
+    options.defer_context = defer;
+    return kvlint::render_report(kvlint::run_check(options), kvlint::OutputFormat::Json, {});
+  };
+  EXPECT_EQ(run(true), run(false)) << fx.path;
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, DeferredFixture, ::testing::ValuesIn(discover()), fixture_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(DeferredFixture);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RuleFixture);
 
 #ifdef KVLINT_TEST_HAS_CPP_FRONTEND

@@ -90,6 +90,7 @@ struct CheckArgs {
   bool exit_zero = false;
   bool statistics = false;
   bool no_cache = false;
+  bool no_defer = false;
   std::string cache_dir;
   std::string compile_commands;  // -p
   std::string config_file;
@@ -213,6 +214,7 @@ int run_check_command(const CheckArgs& args) {
   else
     options.config = kvlint::load_config_file(args.config_file);
   options.use_cache = !args.no_cache;
+  options.defer_context = !args.no_defer;
   if (!args.cache_dir.empty()) options.cache_dir = args.cache_dir;
   if (!args.compile_commands.empty()) options.compile_commands = args.compile_commands;
   options.jobs = args.jobs;
@@ -269,10 +271,10 @@ int run_check_command(const CheckArgs& args) {
     fmt::print(
         stderr,
         "kvlint: stats: files_found={} files_context={} files_parsed={} files_cached={} files_skipped={} "
-        "files_failed={} files_unread={} bytes_read={} bytes_reread={} bytes_parsed={} findings={} "
-        "suppressed={} diagnostics={}\n",
-        s.files_found, s.files_context, s.files_parsed, s.files_cached, s.files_skipped, s.files_failed,
-        s.files_unread, s.bytes_read, s.bytes_reread, s.bytes_parsed, result.findings.size(),
+        "files_deferred={} files_failed={} files_unread={} bytes_read={} bytes_reread={} bytes_parsed={} "
+        "findings={} suppressed={} diagnostics={}\n",
+        s.files_found, s.files_context, s.files_parsed, s.files_cached, s.files_skipped, s.files_deferred,
+        s.files_failed, s.files_unread, s.bytes_read, s.bytes_reread, s.bytes_parsed, result.findings.size(),
         result.suppressed, result.diagnostics.size());
     for (const auto& detail : result.details) fmt::print(stderr, "kvlint: {}\n", detail);
     if (changed)
@@ -319,7 +321,7 @@ int run_check_command(const CheckArgs& args) {
   if (args.exit_zero || write_baseline) return kExitClean;
   if (result.findings_failing > 0) return kExitFindings;
   const auto& s = result.stats;
-  const std::size_t analysed = s.files_parsed + s.files_cached + s.files_skipped;
+  const std::size_t analysed = s.files_parsed + s.files_cached + s.files_skipped + s.files_deferred;
   if (analysed == 0 && s.files_failed > 0) return kExitFindings;
   return kExitClean;
 }
@@ -454,6 +456,10 @@ int main(int argc, char** argv) {
   check->add_flag("--exit-zero", check_args.exit_zero, "Exit 0 even when findings are reported");
   check->add_flag("--statistics", check_args.statistics, "Show counts per rule instead of each finding");
   check->add_flag("--no-cache", check_args.no_cache, "Neither read nor write the per-file result cache");
+  check->add_flag(
+      "--no-defer", check_args.no_defer,
+      "Analyse up front every file that names the vocabulary, also those that can only give "
+      "context and that kvlint otherwise analyses when a rule needs them (same findings, slower)");
   check->add_option("-p,--compile-commands", check_args.compile_commands,
                     "C++ files: the directory holding compile_commands.json (or the file)");
   check->add_option("--cache-dir", check_args.cache_dir,

@@ -30,6 +30,7 @@
 #include "analyzers/facts/line_ends.hpp"
 #include "analyzers/facts/project.hpp"
 #include "analyzers/python/python_frontend.hpp"
+#include "analyzers/python/text_scan.hpp"
 #include "rules/registry.hpp"
 #include "tools/kvlint/engine/cpp_module.hpp"
 #include "tools/kvlint/engine/discovery.hpp"
@@ -53,6 +54,8 @@ constexpr int kMaxWideningRounds = 8;
 // (the wrapper's builder), which is one level further.
 constexpr int kCaptureHolderLevels = 3;
 constexpr int kMaxBaseRounds = 2;
+// Rounds of the rules asking for deferred files (run_rules); the last analyses every one left.
+constexpr int kMaxDemandRounds = 8;
 
 // What the run keeps of one file between phases.
 struct FileState {
@@ -64,15 +67,21 @@ struct FileState {
   std::string module_name;
   std::optional<facts::FileFacts> facts;  // set once analysed
   std::vector<Diagnostic> analysis_diagnostics;
-  bool parsed = false;                       // went through the front end at least once this run
-  unsigned parses = 0;                       // times it went through the front end this run
-  std::size_t parsed_bytes = 0;              // the bytes it was parsed from
-  bool anchor_hit = false;                   // the prefilter: contains a vocabulary anchor
+  bool parsed = false;           // went through the front end at least once this run
+  unsigned parses = 0;           // times it went through the front end this run
+  std::size_t parsed_bytes = 0;  // the bytes it was parsed from
+  bool anchor_hit = false;       // the prefilter: contains a vocabulary anchor
+  // Python: the anchors include none that can give a seed fact (python/text_scan.hpp); the file is
+  // analysed only when a rule's question needs it.
+  bool deferred = false;
   bool is_cpp = false;                       // analysed by the C++ front end
   bool analysis_failed = false;              // the C++ front end could not analyse it at all
   std::vector<FileDependency> dependencies;  // the headers its C++ result depends on
   std::vector<std::string> dropped_options;  // C++: compile options left out (not how the file is read)
   std::optional<std::vector<std::string>> defined_classes;  // names after `class `, scanned on demand
+  // Analysed by the base-class search (analyse_bases) this many levels from a file analysed for
+  // what it holds; its own bases are searched for below kMaxBaseRounds.
+  int base_level = 0;
   // The file index (file_index.hpp): whether the hash and scans came from the index instead of
   // a read (the stamp is file.stamp), the text scans' results as the index recorded them, and
   // those this run used.
@@ -152,6 +161,20 @@ std::vector<std::string> prefilter_anchors(const facts::Vocabulary& v) {
   return minimal;
 }
 
+// The anchors that mark a Python file that may hold a seed fact by themselves: all but the cache
+// classes and `use_cache`, which only do so where built or set to True (python/text_scan.hpp), and the
+// `cache_utils` module, which names them.
+std::vector<std::string> seed_anchors(const facts::Vocabulary& v) {
+  std::vector<std::string> anchors;
+  for (const char* fixed : {"cuda.graph", "capture_begin", "make_graphed_callables", "BeginCapture",
+                            "capacity_source", "named_modules", "kvlint:"})
+    anchors.emplace_back(fixed);
+  anchors.push_back(v.declaration_method);
+  anchors.push_back(v.collector);
+  for (const auto& c : v.spec_constructors) anchors.push_back(c);
+  return anchors;
+}
+
 // C++ files also hold K/V as named tensors, written in place at a position or grown by
 // concatenation whatever their names (analyzers/cpp/kv_members.cpp), and capture through
 // CUDA's stream API.
@@ -205,23 +228,37 @@ std::uint64_t scan_id(std::string_view kind, bool word_start, const std::vector<
 class PrefilterScan {
  public:
   explicit PrefilterScan(const facts::Vocabulary& v)
-      : PrefilterScan(prefilter_anchors(v), cpp_prefilter_anchors(v)) {}
+      : PrefilterScan(prefilter_anchors(v), cpp_prefilter_anchors(v), seed_anchors(v), v.cache_classes) {}
   std::uint64_t id(bool is_cpp) const { return is_cpp ? cpp_id_ : python_id_; }
   bool found_in(bool is_cpp, std::string_view content) const {
     return is_cpp ? cpp_search_.found_in(content)
                   : python_search_.found_in(content) || reads_scope_and_multiplicity(content);
   }
+  // Of the Python files it passes: whether one may hold a seed fact (python/text_scan.hpp),
+  // else it can only give context and is deferred (CheckOptions::defer_context).
+  std::uint64_t seed_id() const { return seed_id_; }
+  bool may_hold_seed(std::string_view content) const {
+    return seed_search_.found_in(content) || reads_scope_and_multiplicity(content) ||
+           python::may_build_cache(content, cache_classes_) || python::passes_use_cache_true(content);
+  }
 
  private:
-  PrefilterScan(const std::vector<std::string>& python, const std::vector<std::string>& cpp)
+  PrefilterScan(const std::vector<std::string>& python, const std::vector<std::string>& cpp,
+                const std::vector<std::string>& seeds, const std::vector<std::string>& cache_classes)
       : python_search_(python),
         cpp_search_(cpp),
+        seed_search_(seeds),
+        cache_classes_(cache_classes),
         python_id_(scan_id("prefilter", false, python)),
-        cpp_id_(scan_id("prefilter-cpp", false, cpp)) {}
+        cpp_id_(scan_id("prefilter-cpp", false, cpp)),
+        seed_id_(scan_id("seed", false, seeds) ^ scan_id("seed-cache-classes", false, cache_classes)) {}
   NeedleSearch python_search_;
   NeedleSearch cpp_search_;
+  NeedleSearch seed_search_;
+  std::vector<std::string> cache_classes_;
   std::uint64_t python_id_;
   std::uint64_t cpp_id_;
+  std::uint64_t seed_id_;
 };
 
 // Appends the names written after the word `keyword` and a space or tab in the bytes; with
@@ -400,12 +437,14 @@ bool diagnostic_less(const Diagnostic& a, const Diagnostic& b) {
 // files take part in resolution alone.
 class ProjectRun {
  public:
-  ProjectRun(DiscoveredProject project, const Workers& workers, const std::string& tool_identity)
+  ProjectRun(DiscoveredProject project, const Workers& workers, const std::string& tool_identity,
+             bool defer_context)
       : config_(std::move(project.config)),
         workers_(workers),
         config_fingerprint_(config_.fingerprint()),
         config_location_(config_location(config_)),
         tool_identity_(tool_identity),
+        defer_context_(defer_context),
         vocabulary_(config_.vocabulary),
         initial_prefilter_(vocabulary_) {
     ModuleNamer namer(config_.root);
@@ -518,11 +557,17 @@ class ProjectRun {
       problems[i] = std::move(outcome.problem);
       if (!files_[i].readable || keep_within_budget(files_[i], std::move(outcome.content))) return;
       // Past the budget, the bytes in hand answer the prefilter now, and the base-class search
-      // for a file the prefilter skips, instead of each of those phases reading them again.
+      // for a file the prefilter skips or defers, instead of each of those phases reading them again.
       FileState& f = files_[i];
       const bool hit = initial_prefilter_.found_in(f.is_cpp, outcome.content);
       f.scans.push_back({initial_prefilter_.id(f.is_cpp), hit});
-      if (!hit) f.defined_classes = scan_class_names(outcome.content, f.is_cpp);
+      bool deferred = false;
+      if (hit && !f.is_cpp && defer_context_) {
+        deferred = !initial_prefilter_.may_hold_seed(outcome.content);
+        f.scans.push_back({initial_prefilter_.seed_id(), !deferred});
+      }
+      // The base-class search and a demand read a file's class names when it is not analysed.
+      if (!hit || deferred) f.defined_classes = scan_class_names(outcome.content, f.is_cpp);
     });
     for (std::size_t i = 0; i < files_.size(); ++i) {
       result_.stats.bytes_read += sizes[i];
@@ -664,12 +709,16 @@ class ProjectRun {
     return out;
   }
 
-  // The prefilter: files that contain no anchor cannot produce facts a rule reads.
+  // The prefilter: files that contain no anchor cannot produce facts a rule reads. Of the
+  // Python files that do, those that can give context only are deferred (defer_context_).
   void prefilter() {
     parallel_over(readable_matching([](const FileState&) { return true; }), [&](std::size_t i) {
       FileState& f = files_[i];
       f.anchor_hit = scan_for(f, initial_prefilter_.id(f.is_cpp),
                               [&](std::string_view c) { return initial_prefilter_.found_in(f.is_cpp, c); });
+      if (f.anchor_hit && !f.is_cpp && defer_context_)
+        f.deferred = !scan_for(f, initial_prefilter_.seed_id(),
+                               [&](std::string_view c) { return initial_prefilter_.may_hold_seed(c); });
     });
   }
 
@@ -923,16 +972,26 @@ class ProjectRun {
   // The project cache subclasses among the facts analysed so far, which the project borrows
   // (no copy of every file's facts per widening round) and gives back.
   std::vector<std::string> project_cache_subclasses() {
-    std::vector<std::size_t> owners;
     std::vector<facts::FileFacts> lent;
+    const std::vector<std::size_t> owners = lend_facts(lent);
+    std::vector<std::string> names = facts::Project::cache_subclasses(lent, vocabulary_);
+    give_back(owners, std::move(lent));
+    return names;
+  }
+
+  // The analysed files' facts moved into `lent` for a project to borrow (no copy), in file
+  // order; returns the files they belong to, for give_back.
+  std::vector<std::size_t> lend_facts(std::vector<facts::FileFacts>& lent) {
+    std::vector<std::size_t> owners;
     for (std::size_t i = 0; i < files_.size(); ++i)
       if (files_[i].facts) {
         owners.push_back(i);
         lent.push_back(std::move(*files_[i].facts));
       }
-    std::vector<std::string> names = facts::Project::cache_subclasses(lent, vocabulary_);
+    return owners;
+  }
+  void give_back(const std::vector<std::size_t>& owners, std::vector<facts::FileFacts>&& lent) {
     for (std::size_t k = 0; k < owners.size(); ++k) *files_[owners[k]].facts = std::move(lent[k]);
-    return names;
   }
 
   // The holders of C++ classes that keep K/V and are no module: `std::shared_ptr<LayerKV> kv_`
@@ -966,75 +1025,104 @@ class ProjectRun {
   }
 
   void analyse_with_widening() {
-    analyse(readable_matching([](const FileState& f) { return f.anchor_hit; }), vocabulary_);
-    analyse_capture_holders();
-    int base_rounds = 0;
-    for (int round = 0; round < kMaxWideningRounds; ++round) {
-      bool changed = analyse_kv_store_holders();
-      // Bases defined in files the prefilter skipped: parse those so inheritance resolves.
-      if (base_rounds < kMaxBaseRounds) {
-        std::set<std::string> defined;
-        // By simple name, where a class that is wanted may be defined: in any file, or in a
-        // Python module that one of the absolute dotted prefixes it was named by may name.
-        // find_class takes a class named `typing.Protocol` only from such a module, so the
-        // typing_extensions copies and any other `class Protocol` need no parse.
-        struct Wanted {
-          bool anywhere = false;
-          std::set<std::string> module_prefixes;
-        };
-        std::map<std::string, Wanted> wanted;
-        for (const auto& f : files_)
-          if (f.facts)
-            for (const auto& c : f.facts->classes)
-              if (!c.out_of_line) defined.insert(c.name);
-        for (const auto& f : files_)
-          if (f.facts)
-            for (const auto& c : f.facts->classes) {
-              // A .cpp defining methods of a class whose header the prefilter skipped: the
-              // header holds its members (K/V buffers, held modules).
-              if (c.out_of_line && !defined.count(c.name)) wanted[c.name].anywhere = true;
-              for (const auto& b : c.bases) {
-                const std::string_view name = b.resolved.empty() ? b.written : b.resolved;
-                const std::string_view simple = facts::simple_name(name);
-                if (simple.empty() || defined.count(std::string(simple))) continue;
-                Wanted& w = wanted[std::string(simple)];
-                const std::string_view prefix = facts::dotted_prefix(name);
-                // Unresolved, relative or bare (a builtin, a star import): find_class looks anywhere.
-                if (b.resolved.empty() || prefix.empty() || name.starts_with('.'))
-                  w.anywhere = true;
-                else
-                  w.module_prefixes.emplace(prefix);
-              }
-            }
-        if (!wanted.empty()) {
-          // The class-name scan runs only here, for files the prefilter skipped, and at most once each.
-          std::vector<std::size_t> unanalysed =
-              readable_matching([](const FileState& f) { return !f.facts; });
-          parallel_over(unanalysed, [&](std::size_t i) {
-            if (files_[i].defined_classes) return;
-            const FileBytes content = reread(files_[i]);
-            files_[i].defined_classes =
-                content ? scan_class_names(*content, files_[i].is_cpp) : std::vector<std::string>();
-          });
-          auto candidates = readable_matching([&](const FileState& f) {
-            if (f.facts) return false;
-            return std::any_of(
-                f.defined_classes->begin(), f.defined_classes->end(), [&](const std::string& name) {
-                  const auto it = wanted.find(name);
-                  if (it == wanted.end()) return false;
-                  if (it->second.anywhere || f.is_cpp) return true;
-                  return std::any_of(
-                      it->second.module_prefixes.begin(), it->second.module_prefixes.end(),
-                      [&](const std::string& prefix) { return facts::may_be_module(f.module_name, prefix); });
-                });
-          });
-          if (!candidates.empty()) {
-            ++base_rounds;
-            analyse(candidates, vocabulary_);
-            changed = true;
+    analyse(readable_matching([](const FileState& f) { return f.anchor_hit && !f.deferred; }), vocabulary_);
+    widen();
+  }
+
+  // Bases defined in files the prefilter skipped: parse those so inheritance resolves, up to
+  // kMaxBaseRounds levels from the files analysed for what they hold (FileState::base_level).
+  // A deferred file stands for one analysed from the start: a class it defines is looked for
+  // there first, and only a class no deferred file defines in the skipped files. True when
+  // some were analysed.
+  bool analyse_bases() {
+    for (bool analysed = false;;) {
+      std::set<std::string> defined;
+      // By simple name, where a class that is wanted may be defined: in any file, or in a
+      // Python module that one of the absolute dotted prefixes it was named by may name.
+      // find_class takes a class named `typing.Protocol` only from such a module, so the
+      // typing_extensions copies and any other `class Protocol` need no parse.
+      struct Wanted {
+        bool anywhere = false;
+        std::set<std::string> module_prefixes;
+        int level = kMaxBaseRounds;  // the lowest base_level of the files that want it
+      };
+      std::map<std::string, Wanted> wanted;
+      for (const auto& f : files_)
+        if (f.facts)
+          for (const auto& c : f.facts->classes)
+            if (!c.out_of_line) defined.insert(c.name);
+      for (const auto& f : files_) {
+        if (!f.facts || f.base_level >= kMaxBaseRounds) continue;
+        for (const auto& c : f.facts->classes) {
+          // A .cpp defining methods of a class whose header the prefilter skipped: the
+          // header holds its members (K/V buffers, held modules).
+          if (c.out_of_line && !defined.count(c.name)) {
+            Wanted& w = wanted[c.name];
+            w.anywhere = true;
+            w.level = std::min(w.level, f.base_level);
+          }
+          for (const auto& b : c.bases) {
+            const std::string_view name = b.resolved.empty() ? b.written : b.resolved;
+            const std::string_view simple = facts::simple_name(name);
+            if (simple.empty() || defined.count(std::string(simple))) continue;
+            Wanted& w = wanted[std::string(simple)];
+            w.level = std::min(w.level, f.base_level);
+            const std::string_view prefix = facts::dotted_prefix(name);
+            // Unresolved, relative or bare (a builtin, a star import): find_class looks anywhere.
+            if (b.resolved.empty() || prefix.empty() || name.starts_with('.'))
+              w.anywhere = true;
+            else
+              w.module_prefixes.emplace(prefix);
           }
         }
       }
+      if (wanted.empty()) return analysed;
+      // The class-name scan runs only here, for files not analysed, and at most once each.
+      std::vector<std::size_t> unanalysed = readable_matching([](const FileState& f) { return !f.facts; });
+      parallel_over(unanalysed, [&](std::size_t i) {
+        if (files_[i].defined_classes) return;
+        const FileBytes content = reread(files_[i]);
+        files_[i].defined_classes =
+            content ? scan_class_names(*content, files_[i].is_cpp) : std::vector<std::string>();
+      });
+      // The level a candidate is found at: one below the lowest file that wants a class it defines.
+      auto found_at = [&](const FileState& f) -> std::optional<int> {
+        std::optional<int> level;
+        for (const std::string& name : *f.defined_classes) {
+          const auto it = wanted.find(name);
+          if (it == wanted.end()) continue;
+          const Wanted& w = it->second;
+          const bool may_define =
+              w.anywhere || f.is_cpp ||
+              std::any_of(w.module_prefixes.begin(), w.module_prefixes.end(), [&](const std::string& prefix) {
+                return facts::may_be_module(f.module_name, prefix);
+              });
+          if (may_define) level = std::min(level.value_or(w.level + 1), w.level + 1);
+        }
+        return level;
+      };
+      std::vector<std::size_t> deferred, skipped;
+      for (std::size_t i : unanalysed)
+        if (const auto level = found_at(files_[i])) {
+          files_[i].base_level = files_[i].deferred ? 0 : *level;
+          (files_[i].deferred ? deferred : skipped).push_back(i);
+        }
+      if (!deferred.empty()) {
+        analyse(deferred, vocabulary_);
+        analysed = true;
+        continue;
+      }
+      if (skipped.empty()) return analysed;
+      analyse(skipped, vocabulary_);
+      return true;
+    }
+  }
+
+  void widen() {
+    analyse_capture_holders();
+    for (int round = 0; round < kMaxWideningRounds; ++round) {
+      bool changed = analyse_kv_store_holders();
+      changed = analyse_bases() || changed;
       // Project cache subclasses join the vocabulary; files naming them are analysed again.
       std::vector<std::string> added;
       for (auto& name : project_cache_subclasses())
@@ -1048,6 +1136,9 @@ class ProjectRun {
       }
       if (!changed) break;
     }
+  }
+
+  void finish_analysis() {
     result_.stats.bytes_parsed = bytes_parsed_.load();
     for (const auto& f : files_)
       if (f.parses > 0) result_.parsed_files.push_back({f.file.absolute, f.is_cpp, f.parsed_bytes, f.parses});
@@ -1060,35 +1151,93 @@ class ProjectRun {
         ++result_.stats.files_parsed;
       else if (f.facts)
         ++result_.stats.files_cached;
+      else if (f.deferred)
+        ++result_.stats.files_deferred;
       else
         ++result_.stats.files_skipped;
       for (const auto& d : f.analysis_diagnostics) result_.diagnostics.push_back(d);
     }
   }
 
+  // The deferred files whose text could add to what the rules asked (facts::Demand), or every
+  // one of them when a question names no text to look for.
+  std::vector<std::size_t> demanded(const facts::Demand::Wants& wants) {
+    const std::vector<std::size_t> deferred =
+        readable_matching([](const FileState& f) { return f.deferred && !f.facts; });
+    if (wants.everything) return deferred;
+    std::vector<std::string> built_needles;  // `Name(` / `Name.`: a construction or a class method call
+    for (const auto& name : wants.built)
+      for (const char* after : {"(", "."}) built_needles.push_back(name + after);
+    const NeedleSearch built(built_needles, NeedleSearch::Start::WordStart);
+    std::vector<char> hit(files_.size(), 0);
+    parallel_over(deferred, [&](std::size_t i) {
+      FileState& f = files_[i];
+      const FileBytes content = reread(f);
+      if (!content) return;
+      if (!f.defined_classes) f.defined_classes = scan_class_names(*content, false);
+      auto any = [&](const std::set<std::string>& names, auto&& found) {
+        return std::any_of(names.begin(), names.end(),
+                           [&](const std::string& n) { return found(*content, n); });
+      };
+      hit[i] = std::any_of(f.defined_classes->begin(), f.defined_classes->end(),
+                           [&](const std::string& name) { return wants.classes.count(name) != 0; }) ||
+               any(wants.functions, python::defines_function) || any(wants.constants, python::assigns) ||
+               any(wants.handed_self, python::hands_self_to) || any(wants.mentioned, python::mentions) ||
+               (!built_needles.empty() && built.found_in(*content));
+    });
+    std::vector<std::size_t> out;
+    for (std::size_t i : deferred)
+      if (hit[i]) out.push_back(i);
+    return out;
+  }
+
+  // The rules run on the files analysed so far. While deferred files remain, the project
+  // records what the rules ask (facts::Demand); when a deferred file could add to an answer, the
+  // demanded files are analysed, the widening rounds run again, and the rules run again, so
+  // their findings are those of a run that analysed every deferred file. Then the analysis is
+  // final and the last round's findings are taken.
   void run_rules() {
-    std::vector<facts::FileFacts> all;
     std::map<std::string, std::size_t> index_of;
-    for (std::size_t i = 0; i < files_.size(); ++i) {
-      index_of[files_[i].file.display] = i;
-      if (files_[i].facts) all.push_back(std::move(*files_[i].facts));
-    }
-    facts::Project project(std::move(all), vocabulary_);
-    // The rules read the project only (it has no mutable state but a std::call_once index), so
-    // they run side by side; their findings and failures are taken in registry order.
+    for (std::size_t i = 0; i < files_.size(); ++i) index_of[files_[i].file.display] = i;
+    // The rules read the project only (it has no mutable state but a std::call_once index and
+    // the demand it records, both thread-safe), so they run side by side; their findings and
+    // failures are taken in registry order.
     std::vector<std::unique_ptr<Rule>> rules;
     for (auto& rule : make_all_rules())
       if (!is_engine_rule(rule->info().code) && config_.is_selected(rule->info().code))
         rules.push_back(std::move(rule));
-    std::vector<std::vector<Finding>> produced(rules.size());
-    std::vector<std::optional<std::string>> failures(rules.size());
-    workers_.for_each(rules.size(), [&](std::size_t k, unsigned) {
-      try {
-        rules[k]->check(project, produced[k]);
-      } catch (const std::exception& e) {
-        failures[k] = e.what();
-      }
-    });
+    std::vector<std::vector<Finding>> produced;
+    std::vector<std::optional<std::string>> failures;
+    std::optional<facts::Project> project;
+    facts::Demand demand;  // outlives the project that records into it
+    for (int round = 0;; ++round) {
+      std::vector<facts::FileFacts> all;
+      const std::vector<std::size_t> owners = lend_facts(all);
+      const bool deferring = std::any_of(files_.begin(), files_.end(), [](const FileState& f) {
+        return f.readable && f.deferred && !f.facts;
+      });
+      project.emplace(std::move(all), vocabulary_, deferring ? &demand : nullptr);
+      produced.assign(rules.size(), {});
+      failures.assign(rules.size(), std::nullopt);
+      workers_.for_each(rules.size(), [&](std::size_t k, unsigned) {
+        try {
+          rules[k]->check(*project, produced[k]);
+        } catch (const std::exception& e) {
+          failures[k] = e.what();
+        }
+      });
+      if (!deferring) break;
+      const facts::Demand::Wants wants = demand.take();
+      std::vector<std::size_t> needed = wants.empty() ? std::vector<std::size_t>{} : demanded(wants);
+      if (needed.empty()) break;
+      if (round + 1 >= kMaxDemandRounds)
+        needed = readable_matching([](const FileState& f) { return f.deferred && !f.facts; });
+      give_back(owners, std::move(*project).release_files());
+      project.reset();
+      analyse(needed, vocabulary_);
+      widen();
+    }
+    finish_analysis();
     std::vector<Finding> findings;
     for (std::size_t k = 0; k < rules.size(); ++k) {
       if (failures[k]) {
@@ -1104,7 +1253,7 @@ class ProjectRun {
         if (config_.is_selected(f.code) && reported_.count(f.loc.file)) findings.push_back(std::move(f));
     }
     std::vector<const facts::FileFacts*> file_ptrs;
-    for (const auto& f : project.files())
+    for (const auto& f : project->files())
       if (reported_.count(f.path)) file_ptrs.push_back(&f);
     // per-file-ignores match a file by its absolute path: only the files findings can be on
     // (one fs::path per file of the tree was 20 MB on an installed site-packages).
@@ -1162,6 +1311,7 @@ class ProjectRun {
   std::string config_fingerprint_;
   std::string config_location_;
   const std::string& tool_identity_;
+  const bool defer_context_;  // CheckOptions::defer_context
   ResultCache* cache_ = nullptr;
   std::atomic<std::size_t> bytes_parsed_{0};
   std::atomic<std::size_t> bytes_reread_{0};        // by reread(), every phase counted
@@ -1217,7 +1367,8 @@ CheckResult run_check(const CheckOptions& options) {
   const auto run_start = options.started_at.value_or(std::chrono::system_clock::now());
   std::vector<std::unique_ptr<ProjectRun>> projects;
   for (auto& project : found.projects)
-    projects.push_back(std::make_unique<ProjectRun>(std::move(project), workers, tool_identity));
+    projects.push_back(
+        std::make_unique<ProjectRun>(std::move(project), workers, tool_identity, options.defer_context));
   auto cache_dir_of = [&](const ProjectRun& project) {
     return cache_dir.empty() ? project.config().root / ".kvlint_cache" : cache_dir;
   };
@@ -1333,6 +1484,7 @@ CheckResult run_check(const CheckOptions& options) {
       result.suppressed = memo->suppressed;
       result.stats.files_cached = memo->files_analysed;
       result.stats.files_skipped = memo->files_skipped;
+      result.stats.files_deferred = memo->files_deferred;
       result.stats.files_failed += memo->files_failed;
       save_indexes(true);
       keep_reported();
@@ -1362,6 +1514,7 @@ CheckResult run_check(const CheckOptions& options) {
     result.stats.files_parsed += part.stats.files_parsed;
     result.stats.files_cached += part.stats.files_cached;
     result.stats.files_skipped += part.stats.files_skipped;
+    result.stats.files_deferred += part.stats.files_deferred;
     result.stats.files_failed += project->analysis_failures();
     result.stats.bytes_parsed += part.stats.bytes_parsed;
     result.stats.bytes_reread += part.stats.bytes_reread;
@@ -1390,6 +1543,7 @@ CheckResult run_check(const CheckOptions& options) {
                  result.suppressed,
                  result.stats.files_parsed + result.stats.files_cached,
                  result.stats.files_skipped,
+                 result.stats.files_deferred,
                  0,
                  {}};
     for (const auto& project : projects) {

@@ -34,6 +34,11 @@ struct CheckOptions {
   // then gives the subset of `check ROOT`'s findings.
   bool load_project_context = true;
   bool use_cache = true;
+  // Of the files the prefilter passes, analyse up front only those that may hold a fact the rules
+  // start from (a cache construction, a capture, a declaration, ...: python/text_scan.hpp), and
+  // the others, whose facts can only give context, when the rules' questions need them. The
+  // findings are those of analysing every one up front (false: what `--no-defer` does).
+  bool defer_context = true;
   std::filesystem::path cache_dir;  // empty: <config root>/.kvlint_cache per project
   unsigned jobs = 0;                // 0: all cores
   bool force_exclude = false;       // apply exclude to paths named explicitly too
@@ -57,6 +62,9 @@ struct CheckStats {
   std::size_t files_parsed = 0;   // through the front end this run
   std::size_t files_cached = 0;   // facts taken from the cache
   std::size_t files_skipped = 0;  // prefilter: cannot match
+  // Name the vocabulary but can only give context (no seed; see CheckOptions::defer_context),
+  // and no rule needed them: not analysed.
+  std::size_t files_deferred = 0;
   // Bytes of the files considered: read, or taken as unchanged from the file index (their size).
   std::size_t bytes_read = 0;
   // Files, reported or context, that the file index (file_index.hpp) knew unchanged since an

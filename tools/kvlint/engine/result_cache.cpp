@@ -229,6 +229,7 @@ std::optional<RunMemo> load_run_memo(const fs::path& directory, const std::strin
     memo.suppressed = doc->at("suppressed").get<std::size_t>();
     memo.files_analysed = doc->at("files_analysed").get<std::size_t>();
     memo.files_skipped = doc->at("files_skipped").get<std::size_t>();
+    memo.files_deferred = doc->at("files_deferred").get<std::size_t>();
     memo.files_failed = doc->at("files_failed").get<std::size_t>();
     memo.dependencies = dependencies_from_json(doc->at("dependencies"));
     return memo;
@@ -248,6 +249,7 @@ bool save_run_memo(const fs::path& directory, const std::string& key, const RunM
                  {"suppressed", memo.suppressed},
                  {"files_analysed", memo.files_analysed},
                  {"files_skipped", memo.files_skipped},
+                 {"files_deferred", memo.files_deferred},
                  {"files_failed", memo.files_failed},
                  {"dependencies", dependencies_to_json(memo.dependencies)}};
   return write_file_atomically(run_memo_file(directory), seal(doc), error);

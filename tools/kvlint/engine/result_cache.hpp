@@ -137,6 +137,7 @@ struct RunMemo {
   std::size_t suppressed = 0;
   std::size_t files_analysed = 0;  // parsed or cached in the run that produced it
   std::size_t files_skipped = 0;
+  std::size_t files_deferred = 0;
   std::size_t files_failed = 0;  // could not be analysed at all (a C++ file whose compile failed)
   // Every analysed file's dependencies (FileDependency): the memo holds while they do.
   std::vector<FileDependency> dependencies;

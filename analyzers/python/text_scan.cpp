@@ -1,0 +1,266 @@
+#include "analyzers/python/text_scan.hpp"
+
+#include <cstring>
+
+#include "analyzers/python/text.hpp"
+
+namespace kvlint::python {
+namespace {
+
+using detail::is_ident_char;
+constexpr std::size_t npos = std::string_view::npos;
+
+std::size_t find_from(std::string_view s, std::string_view needle, std::size_t from) {
+  if (from >= s.size() || needle.empty()) return npos;
+  // memmem, not string_view::find: find scans for the first byte and compares at each.
+  const void* hit = ::memmem(s.data() + from, s.size() - from, needle.data(), needle.size());
+  return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - s.data()) : npos;
+}
+
+// Blanks, line breaks, backslash continuations and comments, from `at`.
+std::size_t skip_trivia(std::string_view s, std::size_t at) {
+  while (at < s.size()) {
+    const char c = s[at];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\\') {
+      ++at;
+    } else if (c == '#') {
+      while (at < s.size() && s[at] != '\n' && s[at] != '\r') ++at;
+    } else {
+      break;
+    }
+  }
+  return at;
+}
+
+// Where `word` occurs in `s` as a whole identifier, from `from`; npos when nowhere.
+std::size_t find_word(std::string_view s, std::string_view word, std::size_t from = 0) {
+  for (std::size_t at = find_from(s, word, from); at != npos; at = find_from(s, word, at + 1)) {
+    const std::size_t end = at + word.size();
+    if ((at == 0 || !is_ident_char(s[at - 1])) && (end == s.size() || !is_ident_char(s[end]))) return at;
+  }
+  return npos;
+}
+
+// Whether `at` is first on its line, after blanks.
+bool first_on_line(std::string_view s, std::size_t at) {
+  while (at > 0 && (s[at - 1] == ' ' || s[at - 1] == '\t' || s[at - 1] == '\f')) --at;
+  return at == 0 || s[at - 1] == '\n' || s[at - 1] == '\r' || (at == 3 && s.substr(0, 3) == "\xEF\xBB\xBF");
+}
+
+bool word_at(std::string_view s, std::size_t at, std::string_view word) {
+  return s.substr(at, word.size()) == word &&
+         (at + word.size() == s.size() || !is_ident_char(s[at + word.size()]));
+}
+
+// What follows a `use_cache` name ending at `end`, or a "use_cache" string ending there (a dict
+// key or a subscript, whose `]` may come first): `=` (not `==`) or `:`, then a literal `True`,
+// in any parentheses.
+bool set_to_true_after(std::string_view s, std::size_t end, bool string_key) {
+  std::size_t at = skip_trivia(s, end);
+  if (string_key && at < s.size() && s[at] == ']') at = skip_trivia(s, at + 1);
+  if (at >= s.size()) return false;
+  if (s[at] == '=') {
+    if (at + 1 < s.size() && s[at + 1] == '=') return false;
+  } else if (s[at] != ':') {
+    return false;
+  }
+  at = skip_trivia(s, at + 1);
+  while (at < s.size() && s[at] == '(') at = skip_trivia(s, at + 1);
+  return word_at(s, at, "True");
+}
+
+// Some `use_cache` of the text, in code or quoted, is set to `True` as set_to_true_after reads
+// it: the cheap test before the tokenizing one (most model code passes `use_cache=use_cache`).
+bool any_set_to_true(std::string_view s) {
+  constexpr std::string_view kName = "use_cache";
+  for (std::size_t at = find_from(s, kName, 0); at != npos; at = find_from(s, kName, at + 1)) {
+    const std::size_t end = at + kName.size();
+    const char before = at > 0 ? s[at - 1] : ' ';
+    const char after = end < s.size() ? s[end] : ' ';
+    if (is_ident_char(before) || is_ident_char(after)) continue;
+    const bool quoted = (before == '"' || before == '\'') && after == before;
+    if (set_to_true_after(s, quoted ? end + 1 : end, quoted)) return true;
+  }
+  return false;
+}
+
+bool is_string_prefix(std::string_view word) {
+  if (word.size() > 2) return false;
+  for (char c : word)
+    if (std::strchr("rRbBuUfFtT", c) == nullptr) return false;
+  return true;
+}
+
+// Tokenizes as Python does, far enough to tell code from strings and comments and to know which
+// brackets are a `def`'s parameter list (and where a `lambda`'s parameters run), and reports each
+// `use_cache` name in code outside parameters, and each string whose body is `use_cache`, that is
+// set to `True`.
+bool tokenized_use_cache_true(std::string_view s) {
+  enum class Open : unsigned char { Bracket, Parameters, LambdaParameters };
+  std::vector<Open> open;
+  std::string_view last_word, word_before;  // the last two tokens, when they were names
+  bool last_was_word = false;
+  auto note_token = [&](std::string_view word) {
+    word_before = last_was_word ? last_word : std::string_view();
+    last_word = word;
+    last_was_word = !word.empty();
+  };
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const char c = s[i];
+    if (c == '#') {
+      while (i < s.size() && s[i] != '\n' && s[i] != '\r') ++i;
+      continue;
+    }
+    if (c == '\\' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
+      ++i;
+      continue;
+    }
+    std::size_t string_start = npos;
+    if (c == '"' || c == '\'') string_start = i;
+    if (string_start == npos && is_ident_char(c)) {
+      std::size_t end = i;
+      while (end < s.size() && is_ident_char(s[end])) ++end;
+      const std::string_view word = s.substr(i, end - i);
+      if (end < s.size() && (s[end] == '"' || s[end] == '\'') && is_string_prefix(word)) {
+        string_start = end;
+      } else {
+        if (word == "use_cache" && (open.empty() || open.back() == Open::Bracket) &&
+            set_to_true_after(s, end, false))
+          return true;
+        if (word == "lambda") open.push_back(Open::LambdaParameters);
+        note_token(word);
+        i = end;
+        continue;
+      }
+    }
+    if (string_start != npos) {
+      const char quote = s[string_start];
+      const bool triple = s.substr(string_start, 3) == std::string(3, quote);
+      std::size_t at = string_start + (triple ? 3 : 1);
+      const std::size_t body = at;
+      std::size_t body_end = npos;
+      while (at < s.size()) {
+        if (s[at] == '\\') {
+          at += 2;
+          continue;
+        }
+        if (s[at] == quote && (!triple || s.substr(at, 3) == std::string(3, quote))) {
+          body_end = at;
+          at += triple ? 3 : 1;
+          break;
+        }
+        if (!triple && (s[at] == '\n' || s[at] == '\r')) break;  // unterminated: ends at the line
+        ++at;
+      }
+      if (body_end != npos && s.substr(body, body_end - body) == "use_cache" &&
+          set_to_true_after(s, at, true))
+        return true;
+      note_token({});
+      i = at;
+      continue;
+    }
+    switch (c) {
+      case '(':
+        open.push_back(word_before == "def" && last_was_word ? Open::Parameters : Open::Bracket);
+        break;
+      case '[':
+      case '{':
+        open.push_back(Open::Bracket);
+        break;
+      case ')':
+      case ']':
+      case '}':
+        while (!open.empty() && open.back() == Open::LambdaParameters) open.pop_back();
+        if (!open.empty()) open.pop_back();
+        break;
+      case ':':
+        if (!open.empty() && open.back() == Open::LambdaParameters) open.pop_back();
+        break;
+      default:
+        break;
+    }
+    note_token({});
+    ++i;
+  }
+  return false;
+}
+
+// The text of the `class` statement header starting at `at` (the word `class`), to the `:` that
+// ends it outside brackets.
+std::string_view class_header(std::string_view s, std::size_t at) {
+  int depth = 0;
+  for (std::size_t i = at; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+    if (c == ':' && depth == 0) return s.substr(at, i - at);
+  }
+  return s.substr(at);
+}
+
+}  // namespace
+
+bool passes_use_cache_true(std::string_view source) {
+  return any_set_to_true(source) && tokenized_use_cache_true(source);
+}
+
+bool may_build_cache(std::string_view source, const std::vector<std::string>& cache_classes) {
+  for (const std::string& name : cache_classes) {
+    for (std::size_t at = find_word(source, name); at != npos; at = find_word(source, name, at + 1)) {
+      const std::size_t next = skip_trivia(source, at + name.size());
+      if (next < source.size() && (source[next] == '(' || source[next] == '.')) return true;
+      if (word_at(source, next, "as")) return true;
+    }
+  }
+  // `class MyCache(Cache):`, `class Paired(DynamicCache)`: a class statement first on its line.
+  for (std::size_t at = find_word(source, "class"); at != npos; at = find_word(source, "class", at + 1)) {
+    const std::size_t end = at + 5;
+    if (!first_on_line(source, at) || end >= source.size() || (source[end] != ' ' && source[end] != '\t'))
+      continue;
+    const std::string_view header = class_header(source, at);
+    if (find_word(header, "Cache") != npos) return true;
+    for (const std::string& name : cache_classes)
+      if (find_word(header, name) != npos) return true;
+  }
+  return false;
+}
+
+bool mentions(std::string_view source, std::string_view name) {
+  return find_word(source, name) != npos;
+}
+
+bool defines_function(std::string_view source, std::string_view name) {
+  for (std::size_t at = find_word(source, "def"); at != npos; at = find_word(source, "def", at + 1)) {
+    std::size_t next = at + 3;
+    if (next >= source.size() || (source[next] != ' ' && source[next] != '\t')) continue;
+    while (next < source.size() && (source[next] == ' ' || source[next] == '\t')) ++next;
+    if (word_at(source, next, name)) return true;
+  }
+  return false;
+}
+
+bool assigns(std::string_view source, std::string_view name) {
+  for (std::size_t at = find_word(source, name); at != npos; at = find_word(source, name, at + 1)) {
+    const std::size_t next = skip_trivia(source, at + name.size());
+    if (next >= source.size()) break;
+    if (source[next] == ':' ||
+        (source[next] == '=' && (next + 1 == source.size() || source[next + 1] != '=')))
+      return true;
+  }
+  return false;
+}
+
+bool hands_self_to(std::string_view source, std::string_view attribute) {
+  for (std::size_t at = find_word(source, attribute); at != npos; at = find_word(source, attribute, at + 1)) {
+    std::size_t next = skip_trivia(source, at + attribute.size());
+    if (next >= source.size() || source[next] != '=' || (next + 1 < source.size() && source[next + 1] == '='))
+      continue;
+    next = skip_trivia(source, next + 1);
+    while (next < source.size() && source[next] == '(') next = skip_trivia(source, next + 1);
+    if (word_at(source, next, "self")) return true;
+  }
+  return false;
+}
+
+}  // namespace kvlint::python
