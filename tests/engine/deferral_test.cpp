@@ -47,6 +47,23 @@ constexpr std::string_view kDecoder =
     "        super().__init__()\n"
     "        self.cache = DynamicCache()\n";
 
+// A class that builds a cache and is no module (KV101 names the modules that hold it), and a
+// module that holds it and passes `use_cache` on: context only, so deferred.
+constexpr std::string_view kGenerator =
+    "from transformers import StaticCache\n"
+    "class AudioGenerator:\n"
+    "    def __init__(self, config):\n"
+    "        self.cache = StaticCache(config=config, max_batch_size=1, max_cache_len=2048)\n";
+constexpr std::string_view kTalker =
+    "from torch import nn\n"
+    "from .generator import AudioGenerator\n"
+    "class Talker(nn.Module):\n"
+    "    def __init__(self, config):\n"
+    "        super().__init__()\n"
+    "        self.gen = AudioGenerator(config)\n"
+    "    def forward(self, x, use_cache=False):\n"
+    "        return self.gen(x, use_cache=use_cache)\n";
+
 TEST(Deferral, AContextFileNoRuleNeedsIsNotParsed) {
   TempDir dir;
   dir.write("decoder.py", kDecoder);
@@ -69,22 +86,8 @@ TEST(Deferral, AContextFileNoRuleNeedsIsNotParsed) {
 TEST(Deferral, AHolderInAContextFileIsAnalysedForTheFindingThatNamesIt) {
   TempDir dir;
   dir.write("pkg/__init__.py", "");
-  // Not a module: KV101 names the modules that hold it.
-  dir.write("pkg/generator.py",
-            "from transformers import StaticCache\n"
-            "class AudioGenerator:\n"
-            "    def __init__(self, config):\n"
-            "        self.cache = StaticCache(config=config, max_batch_size=1, max_cache_len=2048)\n");
-  // Holds it and passes `use_cache` on: context only.
-  dir.write("pkg/talker.py",
-            "from torch import nn\n"
-            "from .generator import AudioGenerator\n"
-            "class Talker(nn.Module):\n"
-            "    def __init__(self, config):\n"
-            "        super().__init__()\n"
-            "        self.gen = AudioGenerator(config)\n"
-            "    def forward(self, x, use_cache=False):\n"
-            "        return self.gen(x, use_cache=use_cache)\n");
+  dir.write("pkg/generator.py", kGenerator);
+  dir.write("pkg/talker.py", kTalker);
   const CheckResult deferred = check(dir, true);
   EXPECT_EQ(json_of(deferred), json_of(check(dir, false)));
   ASSERT_EQ(deferred.findings.size(), 1u);
@@ -115,6 +118,34 @@ TEST(Deferral, TheClassACallGoesToIsAnalysedBeforeTheCallIsJudged) {
   EXPECT_EQ(json_of(deferred), json_of(check(dir, false)));
   EXPECT_TRUE(deferred.findings.empty()) << deferred.findings.front().message;
   EXPECT_TRUE(parsed(deferred, "client.py"));
+}
+
+// Deferring saves parsing, not the cache's facts: a deferred file analysed once (a rule needed
+// it) comes from the cache up front the next time, and one never needed is never stored.
+TEST(Deferral, ADeferredFileTheCacheHoldsIsTakenUpFront) {
+  TempDir dir;
+  TempDir cache;
+  dir.write("pkg/__init__.py", "");
+  dir.write("pkg/generator.py", kGenerator);
+  dir.write("pkg/talker.py", kTalker);
+  dir.write("pkg/config.py", "class TalkerConfig:\n    def __init__(self, use_cache=True):\n        pass\n");
+  CheckOptions options;
+  options.paths = {dir.path()};
+  options.config.root = dir.path();
+  options.cache_dir = cache.path();
+  options.jobs = 1;
+  const CheckResult cold = run_check(options);
+  EXPECT_EQ(cold.stats.files_parsed, 2u);  // generator.py, and talker.py when KV101 asked
+  EXPECT_EQ(cold.stats.files_deferred, 1u);
+  EXPECT_EQ(cold.stats.rule_rounds, 2u);
+  // Another file changes, so the run memo does not answer: the rest come from the cache.
+  dir.write("pkg/__init__.py", "# changed\n");
+  const CheckResult warm = run_check(options);
+  EXPECT_EQ(json_of(warm), json_of(cold));
+  EXPECT_EQ(warm.stats.files_parsed, 0u);
+  EXPECT_EQ(warm.stats.files_cached, 2u);    // talker.py among them, up front
+  EXPECT_EQ(warm.stats.files_deferred, 1u);  // config.py: never needed, never stored
+  EXPECT_EQ(warm.stats.rule_rounds, 1u);     // nothing more to ask for
 }
 
 }  // namespace

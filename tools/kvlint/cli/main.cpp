@@ -272,10 +272,10 @@ int run_check_command(const CheckArgs& args) {
         stderr,
         "kvlint: stats: files_found={} files_context={} files_parsed={} files_cached={} files_skipped={} "
         "files_deferred={} files_failed={} files_unread={} bytes_read={} bytes_reread={} bytes_parsed={} "
-        "findings={} suppressed={} diagnostics={}\n",
+        "rule_rounds={} findings={} suppressed={} diagnostics={}\n",
         s.files_found, s.files_context, s.files_parsed, s.files_cached, s.files_skipped, s.files_deferred,
-        s.files_failed, s.files_unread, s.bytes_read, s.bytes_reread, s.bytes_parsed, result.findings.size(),
-        result.suppressed, result.diagnostics.size());
+        s.files_failed, s.files_unread, s.bytes_read, s.bytes_reread, s.bytes_parsed, s.rule_rounds,
+        result.findings.size(), result.suppressed, result.diagnostics.size());
     for (const auto& detail : result.details) fmt::print(stderr, "kvlint: {}\n", detail);
     if (changed)
       fmt::print(stderr, "kvlint: --diff {}: {} changed files\n", args.diff_ref, changed->file_count());

@@ -162,12 +162,14 @@ std::vector<std::string> prefilter_anchors(const facts::Vocabulary& v) {
 }
 
 // The anchors that mark a Python file that may hold a seed fact by themselves: all but the cache
-// classes and `use_cache`, which only do so where built or set to True (python/text_scan.hpp), and the
-// `cache_utils` module, which names them.
+// classes and `use_cache`, which only do so where built or set to True (python/text_scan.hpp),
+// the `cache_utils` module, which names them, and `named_modules`, which makes a collector only
+// in a function that names the declaration method, the collector or a spec constructor
+// (analyzers/python/declarations.cpp, finish_collector), each an anchor here.
 std::vector<std::string> seed_anchors(const facts::Vocabulary& v) {
   std::vector<std::string> anchors;
   for (const char* fixed : {"cuda.graph", "capture_begin", "make_graphed_callables", "BeginCapture",
-                            "capacity_source", "named_modules", "kvlint:"})
+                            "capacity_source", "kvlint:"})
     anchors.emplace_back(fixed);
   anchors.push_back(v.declaration_method);
   anchors.push_back(v.collector);
@@ -722,8 +724,10 @@ class ProjectRun {
     });
   }
 
-  // Analyses `indices` with `vocabulary` (cache first), replacing earlier facts.
-  void analyse(const std::vector<std::size_t>& indices, const facts::Vocabulary& vocabulary) {
+  // Analyses `indices` with `vocabulary` (cache first), replacing earlier facts; with
+  // `cached_only`, takes the Python files the cache holds and leaves the others as they are.
+  void analyse(const std::vector<std::size_t>& indices, const facts::Vocabulary& vocabulary,
+               bool cached_only = false) {
     std::vector<std::size_t> python, cpp;
     for (std::size_t i : indices) (files_[i].is_cpp ? cpp : python).push_back(i);
     if (!cpp.empty()) analyse_cpp(cpp, vocabulary);
@@ -749,6 +753,7 @@ class ProjectRun {
           return;
         }
       }
+      if (cached_only) return;
       CachedAnalysis analysis;
       try {
         analysis.facts = analyzers.local(worker).analyze(state.file.display, *content, state.module_name);
@@ -1026,6 +1031,9 @@ class ProjectRun {
 
   void analyse_with_widening() {
     analyse(readable_matching([](const FileState& f) { return f.anchor_hit && !f.deferred; }), vocabulary_);
+    // Deferring saves parsing: the deferred files whose facts the cache holds are taken now, so a
+    // run over a tree that changed a little (a pre-commit run) asks the rules once, as before.
+    if (cache_) analyse(readable_matching([](const FileState& f) { return f.deferred; }), vocabulary_, true);
     widen();
   }
 
@@ -1219,6 +1227,7 @@ class ProjectRun {
       project.emplace(std::move(all), vocabulary_, deferring ? &demand : nullptr);
       produced.assign(rules.size(), {});
       failures.assign(rules.size(), std::nullopt);
+      ++result_.stats.rule_rounds;
       workers_.for_each(rules.size(), [&](std::size_t k, unsigned) {
         try {
           rules[k]->check(*project, produced[k]);
@@ -1515,6 +1524,7 @@ CheckResult run_check(const CheckOptions& options) {
     result.stats.files_cached += part.stats.files_cached;
     result.stats.files_skipped += part.stats.files_skipped;
     result.stats.files_deferred += part.stats.files_deferred;
+    result.stats.rule_rounds += part.stats.rule_rounds;
     result.stats.files_failed += project->analysis_failures();
     result.stats.bytes_parsed += part.stats.bytes_parsed;
     result.stats.bytes_reread += part.stats.bytes_reread;

@@ -65,6 +65,9 @@ struct CheckStats {
   // Name the vocabulary but can only give context (no seed; see CheckOptions::defer_context),
   // and no rule needed them: not analysed.
   std::size_t files_deferred = 0;
+  // Times the rules ran: once, and once more after each round of analysing deferred files a
+  // rule's question needed (0 when the run memo answered).
+  std::size_t rule_rounds = 0;
   // Bytes of the files considered: read, or taken as unchanged from the file index (their size).
   std::size_t bytes_read = 0;
   // Files, reported or context, that the file index (file_index.hpp) knew unchanged since an
