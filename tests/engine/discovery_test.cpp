@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <xxhash.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -518,6 +520,25 @@ TEST(ReadSource, ClassifiesBinaryInvalidUtf8TooLargeAndMissing) {
   const auto ok = read_source(good, "g.py");
   EXPECT_FALSE(ok.problem);
   EXPECT_EQ(ok.content, "x = 1\n");
+}
+
+// The check of a cached file's bytes: the hash a whole read gives, over several buffers'
+// worth; nothing for what read_source would not read either.
+TEST(HashRegularFile, HashesAsAWholeReadAndRefusesWhatIsNoRegularFile) {
+  TempDir dir;
+  std::string content;
+  for (int i = 0; content.size() < 200'000; ++i) content += fmt::format("x_{} = {}\n", i, i);
+  const auto file = dir.write("m.py", content);
+  const auto hashed = hash_regular_file(file);
+  ASSERT_TRUE(hashed);
+  EXPECT_EQ(hashed->hash, XXH3_64bits(content.data(), content.size()));
+  EXPECT_EQ(hashed->size, content.size());
+  EXPECT_FALSE(hash_regular_file(file, 1024));  // over the limit
+  EXPECT_FALSE(hash_regular_file(dir.path() / "none.py"));
+  EXPECT_FALSE(hash_regular_file(dir.path()));  // a directory
+  const auto fifo = dir.path() / "pipe.py";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_FALSE(hash_regular_file(fifo));  // and does not wait for a writer
 }
 
 }  // namespace

@@ -232,18 +232,15 @@ TEST(ResultCache, RoundTripsFactsAndDiagnostics) {
   d.message = "missing ')'";
   const facts::Vocabulary vocab;
   const std::string key =
-      cache_key({"source", "v1", "cfg", facts::signature(vocab), "pkg/m.py", "pkg.m", "/p/kvlint.toml"});
+      cache_key({1, "v1", "cfg", facts::signature(vocab), "pkg/m.py", "pkg.m", "/p/kvlint.toml"});
   EXPECT_EQ(key.size(), 32u);
-  EXPECT_NE(key, cache_key({"source!", "v1", "cfg", facts::signature(vocab), "pkg/m.py", "pkg.m",
-                            "/p/kvlint.toml"}));
-  EXPECT_NE(key, cache_key({"source", "v2", "cfg", facts::signature(vocab), "pkg/m.py", "pkg.m",
-                            "/p/kvlint.toml"}));
-  EXPECT_NE(key, cache_key({"source", "v1", "cfg2", facts::signature(vocab), "pkg/m.py", "pkg.m",
-                            "/p/kvlint.toml"}));
+  EXPECT_NE(key, cache_key({2, "v1", "cfg", facts::signature(vocab), "pkg/m.py", "pkg.m", "/p/kvlint.toml"}));
+  EXPECT_NE(key, cache_key({1, "v2", "cfg", facts::signature(vocab), "pkg/m.py", "pkg.m", "/p/kvlint.toml"}));
+  EXPECT_NE(key,
+            cache_key({1, "v1", "cfg2", facts::signature(vocab), "pkg/m.py", "pkg.m", "/p/kvlint.toml"}));
   facts::Vocabulary wider = vocab;
   wider.cache_classes.push_back("MyCache");
-  EXPECT_NE(key, cache_key({"source", "v1", "cfg", facts::signature(wider), "pkg/m.py", "pkg.m",
-                            "/p/kvlint.toml"}));
+  EXPECT_NE(key, cache_key({1, "v1", "cfg", facts::signature(wider), "pkg/m.py", "pkg.m", "/p/kvlint.toml"}));
   {
     ResultCache cache(dir.path() / "cache", "v1");
     EXPECT_FALSE(cache.lookup(key));
@@ -374,7 +371,7 @@ TEST(Pipeline, BaseClassSearchParsesOnlyModulesTheDottedNameMayName) {
 // Past the kept-bytes budget a file is read again only by a phase that needs it whole: the
 // prefilter and the base-class search (run here: Holder's base is defined nowhere) answer
 // from the first read. The model file comes last (one worker reads in path order), past the
-// budget, and is read again once, to be parsed.
+// budget, and is read again once, to be parsed or, when the cache holds its facts, checked.
 TEST(Pipeline, FilesPastTheKeptBudgetAreReadAgainOnlyToBeParsed) {
   TempDir dir;
   std::string filler;
@@ -397,6 +394,13 @@ TEST(Pipeline, FilesPastTheKeptBudgetAreReadAgainOnlyToBeParsed) {
   EXPECT_EQ(result.stats.bytes_reread, model.size());
   // Two workers put other files past the budget; still only the model can be read again.
   EXPECT_LE(check(dir, false, 2).stats.bytes_reread, model.size());
+  // Once the cache holds the model's facts, a run (here one the run memo cannot answer: another
+  // file changed) takes them by the hash of the first read and checks the file still hashes so.
+  ASSERT_EQ(check(dir, true, 1).stats.files_parsed, 1u);
+  dir.write("filler_0.py", filler + "# edited\n");
+  const auto warm = check(dir, true, 1);
+  EXPECT_EQ(warm.stats.files_cached, 1u);
+  EXPECT_EQ(warm.stats.bytes_reread, model.size());
 }
 
 // The capture-holder round parses a skipped Python file that constructs a capturing class,

@@ -147,8 +147,8 @@ TEST(ResultCacheDecoder, TruncatedCorruptedAndForeignFilesDecodeToNothing) {
 
 TEST(CacheKey, DependsOnWhereTheConfigurationLives) {
   const facts::Vocabulary vocab;
-  EXPECT_NE(cache_key({"source", "v1", "cfg", facts::signature(vocab), "m.py", "m", "/a/kvlint.toml"}),
-            cache_key({"source", "v1", "cfg", facts::signature(vocab), "m.py", "m", "/b/kvlint.toml"}));
+  EXPECT_NE(cache_key({1, "v1", "cfg", facts::signature(vocab), "m.py", "m", "/a/kvlint.toml"}),
+            cache_key({1, "v1", "cfg", facts::signature(vocab), "m.py", "m", "/b/kvlint.toml"}));
 }
 
 TEST(Pipeline, CacheFileThatOverflowsARecursiveDecoderIsIgnored) {

@@ -657,6 +657,16 @@ class ProjectRun {
     return FileBytes::read(std::move(outcome.content));
   }
 
+  // Whether `f` still holds the bytes first read, for a file whose facts come from the cache:
+  // hashed through a fixed buffer, not read into memory as reread() would. Sets `f.changed` when not.
+  bool unchanged_on_disk(FileState& f) {
+    if (f.kept) return true;
+    const std::optional<FileHash> now = hash_regular_file(f.file.absolute);
+    if (now) bytes_reread_.fetch_add(now->size, std::memory_order_relaxed);
+    if (!now || now->hash != f.content_hash) f.changed = true;
+    return !f.changed;
+  }
+
   // Keeps `bytes` as `f`'s while the run's kept bytes stay within kKeptBytesBudget; `bytes` is
   // left untouched otherwise.
   bool keep_within_budget(FileState& f, std::string&& bytes) {
@@ -742,18 +752,22 @@ class ProjectRun {
     const std::string vocabulary_signature = facts::signature(vocabulary);  // once, not once per file
     parallel_over(python, [&](std::size_t i, unsigned worker) {
       FileState& state = files_[i];
-      const FileBytes content = reread(state);
-      if (!content) return;
-      const std::string key = cache_key({*content, tool_identity_, config_fingerprint_, vocabulary_signature,
-                                         state.file.display, state.module_name, config_location_});
+      if (state.changed) return;
+      // Keyed by the hash of the bytes first read: a file the cache holds is checked, not read again.
+      const std::string key =
+          cache_key({state.content_hash, tool_identity_, config_fingerprint_, vocabulary_signature,
+                     state.file.display, state.module_name, config_location_});
       if (cache_) {
         if (auto hit = cache_->lookup(key)) {
+          if (!unchanged_on_disk(state)) return;
           state.facts = std::move(hit->facts);  // decoded compact (facts_binary.hpp)
           state.analysis_diagnostics = std::move(hit->diagnostics);
           return;
         }
       }
       if (cached_only) return;
+      const FileBytes content = reread(state);
+      if (!content) return;
       CachedAnalysis analysis;
       try {
         analysis.facts = analyzers.local(worker).analyze(state.file.display, *content, state.module_name);
@@ -823,18 +837,19 @@ class ProjectRun {
     const std::string vocabulary_signature = facts::signature(vocabulary);
     parallel_over(indices, [&](std::size_t i) {
       FileState& state = files_[i];
-      const FileBytes content = reread(state);
-      if (!content) return;
+      if (state.changed) return;
       facts::CppCommand command = analyzer->command_for(state.file.absolute);
       state.dropped_options = std::move(command.dropped);
       std::string command_text = cpp_module_->identity() + "\n" + command.directory.string();
       for (const auto& a : command.arguments) command_text += "\n" + a;
       const std::string key_module = state.module_name + "\ncpp\n" + command_text;
-      const std::string key = cache_key({*content, tool_identity_, config_fingerprint_, vocabulary_signature,
-                                         state.file.display, key_module, config_location_});
+      const std::string key =
+          cache_key({state.content_hash, tool_identity_, config_fingerprint_, vocabulary_signature,
+                     state.file.display, key_module, config_location_});
       if (cache_) {
         // The key covers the file and its command; the headers it read are checked here.
         if (auto hit = cache_->lookup(key); hit && included_files_->holds(hit->dependencies)) {
+          if (!unchanged_on_disk(state)) return;
           state.facts = std::move(hit->facts);  // decoded compact (facts_binary.hpp)
           state.analysis_diagnostics = std::move(hit->diagnostics);
           state.dependencies = std::move(hit->dependencies);
@@ -842,6 +857,8 @@ class ProjectRun {
           return;
         }
       }
+      const FileBytes content = reread(state);
+      if (!content) return;
       CachedAnalysis analysis;
       facts::CppAnalysis cpp;
       try {

@@ -22,8 +22,9 @@ using nlohmann::json;
 namespace {
 
 // 2: CBOR; 3: sealed (header with checksum); 4: findings' fixes; 5: each entry's data a CBOR byte string;
-// 6: each entry's data in the binary facts form (facts_binary.hpp), not CBOR
-constexpr int kCacheFormat = 6;
+// 6: each entry's data in the binary facts form (facts_binary.hpp), not CBOR; 7: keyed by the
+// content's XXH3-64, not the content
+constexpr int kCacheFormat = 7;
 
 void add_field(std::string& out, std::string_view field) {
   // Length-prefixed so fields cannot run into each other.
@@ -265,45 +266,104 @@ std::string cache_key(const CacheKeyInputs& in) {
   add_field(header, in.vocabulary_signature);
   add_field(header, in.path);
   add_field(header, in.module_name);
-  XXH3_state_t* state = XXH3_createState();
-  if (!state) throw std::bad_alloc();
-  XXH3_128bits_reset(state);
-  XXH3_128bits_update(state, header.data(), header.size());
-  XXH3_128bits_update(state, in.content.data(), in.content.size());
-  const XXH128_hash_t digest = XXH3_128bits_digest(state);
-  XXH3_freeState(state);
+  add_field(header, fmt::format("{:016x}", in.content_hash));
+  const XXH128_hash_t digest = XXH3_128bits(header.data(), header.size());
   return fmt::format("{:016x}{:016x}", digest.high64, digest.low64);
 }
 
-std::string seal_cache_payload(std::string_view payload) {
-  const XXH128_hash_t digest = XXH3_128bits(payload.data(), payload.size());
-  std::string sealed =
-      fmt::format("kvlint-cache {} {:016x}{:016x}\n", kCacheFormat, digest.high64, digest.low64);
-  sealed.reserve(sealed.size() + payload.size());  // one copy of the payload, not two
-  sealed += payload;
+namespace {
+
+// A sealed file is built in one buffer: the header with room for the digest, the payload
+// written after it, then the digest filled in (no copy of the payload to put a header before it).
+std::string start_sealed(std::size_t payload_size) {
+  std::string sealed = fmt::format("kvlint-cache {} {}\n", kCacheFormat, std::string(32, '0'));
+  sealed.reserve(sealed.size() + payload_size);
   return sealed;
 }
 
-std::optional<ResultCacheContents> decode_result_cache(std::string_view bytes) {
-  std::optional<json> doc = unseal(bytes);
-  if (!doc || !doc->is_object()) return std::nullopt;
-  ResultCacheContents out;
-  const auto version = doc->find("tool_version");
-  const auto entries = doc->find("entries");
-  if (version == doc->end() || !version->is_string() || entries == doc->end() || !entries->is_object())
-    return std::nullopt;
-  out.tool_version = version->get<std::string>();
-  for (auto& [key, value] : entries->items()) {
-    if (!value.is_object()) return std::nullopt;
-    const auto path = value.find("path");
-    const auto data = value.find("data");
-    if (path == value.end() || !path->is_string() || data == value.end() || !data->is_binary())
-      return std::nullopt;
-    std::vector<std::uint8_t> entry_bytes = std::move(data->get_binary());
-    out.entries.emplace(key, ResultCacheContents::Entry{
-                                 path->get<std::string>(),
-                                 std::make_shared<const std::vector<std::uint8_t>>(std::move(entry_bytes))});
+void finish_sealed(std::string& sealed) {
+  const std::size_t payload_start = sealed.find('\n') + 1;
+  const XXH128_hash_t digest = XXH3_128bits(sealed.data() + payload_start, sealed.size() - payload_start);
+  const std::string digest_text = fmt::format("{:016x}{:016x}", digest.high64, digest.low64);
+  sealed.replace(payload_start - 1 - digest_text.size(), digest_text.size(), digest_text);
+}
+
+}  // namespace
+
+std::string seal_cache_payload(std::string_view payload) {
+  std::string sealed = start_sealed(payload.size());
+  sealed += payload;
+  finish_sealed(sealed);
+  return sealed;
+}
+
+namespace {
+
+// Reads what encode_result_cache writes: CBOR items of definite length, in its order. Anything
+// else is not a cache of this format. Bounds-checked and flat (nothing nests deeper than the
+// fixed shape), so safe on any input; byte strings are taken whole, not byte by byte as
+// nlohmann's CBOR reader takes them (that was a tenth of a pre-commit run).
+class CacheReader {
+ public:
+  explicit CacheReader(std::string_view bytes) : bytes_(bytes) {}
+
+  // The length (or count) in the head of an item of major type `major`.
+  std::optional<std::uint64_t> head(unsigned major) {
+    if (at_ >= bytes_.size()) return std::nullopt;
+    const auto first = static_cast<unsigned char>(bytes_[at_++]);
+    if (first >> 5 != major) return std::nullopt;
+    const unsigned info = first & 31u;
+    if (info < 24) return info;
+    if (info > 27) return std::nullopt;  // indefinite lengths and reserved values
+    const std::size_t width = std::size_t{1} << (info - 24);
+    if (bytes_.size() - at_ < width) return std::nullopt;
+    std::uint64_t length = 0;
+    for (std::size_t k = 0; k < width; ++k) length = length << 8 | static_cast<unsigned char>(bytes_[at_++]);
+    return length;
   }
+  // A text string (major 2 for a byte string).
+  std::optional<std::string_view> string(unsigned major = 3) {
+    const std::optional<std::uint64_t> length = head(major);
+    if (!length || *length > bytes_.size() - at_) return std::nullopt;
+    const std::string_view out = bytes_.substr(at_, static_cast<std::size_t>(*length));
+    at_ += out.size();
+    return out;
+  }
+  bool key(std::string_view expected) { return string() == std::optional<std::string_view>(expected); }
+  bool at_end() const { return at_ == bytes_.size(); }
+
+ private:
+  std::string_view bytes_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace
+
+std::optional<ResultCacheContents> decode_result_cache(std::string_view bytes) {
+  const std::optional<std::string_view> payload = unseal_cache_payload(bytes);
+  if (!payload) return std::nullopt;
+  CacheReader in(*payload);
+  ResultCacheContents out;
+  if (in.head(5) != 2u || !in.key("tool_version")) return std::nullopt;
+  const std::optional<std::string_view> version = in.string();
+  if (!version || !in.key("entries")) return std::nullopt;
+  out.tool_version = *version;
+  const std::optional<std::uint64_t> count = in.head(5);
+  if (!count) return std::nullopt;
+  // Each entry is read before the next is counted: a huge count fails on the bytes, not a reserve.
+  for (std::uint64_t k = 0; k < *count; ++k) {
+    const std::optional<std::string_view> key = in.string();
+    if (!key || in.head(5) != 2u || !in.key("path")) return std::nullopt;
+    const std::optional<std::string_view> path = in.string();
+    if (!path || !in.key("data")) return std::nullopt;
+    const std::optional<std::string_view> data = in.string(2);
+    if (!data) return std::nullopt;
+    out.entries.emplace(
+        std::string(*key),
+        ResultCacheContents::Entry{std::string(*path), std::make_shared<const std::vector<std::uint8_t>>(
+                                                           data->begin(), data->end())});
+  }
+  if (!in.at_end()) return std::nullopt;
   return out;
 }
 
@@ -337,24 +397,24 @@ std::string encode_result_cache(const ResultCacheContents& contents) {
   std::size_t size = 64 + contents.tool_version.size();
   for (const auto& [key, entry] : contents.entries)
     size += key.size() + entry.path.size() + (entry.data ? entry.data->size() : 1) + 32;
-  std::string payload;
-  payload.reserve(size);
-  append_cbor_head(payload, 5, 2);
-  append_cbor_text(payload, "tool_version");
-  append_cbor_text(payload, contents.tool_version);
-  append_cbor_text(payload, "entries");
-  append_cbor_head(payload, 5, contents.entries.size());
+  std::string sealed = start_sealed(size);
+  append_cbor_head(sealed, 5, 2);
+  append_cbor_text(sealed, "tool_version");
+  append_cbor_text(sealed, contents.tool_version);
+  append_cbor_text(sealed, "entries");
+  append_cbor_head(sealed, 5, contents.entries.size());
   for (const auto& [key, entry] : contents.entries) {
-    append_cbor_text(payload, key);
-    append_cbor_head(payload, 5, 2);
-    append_cbor_text(payload, "path");
-    append_cbor_text(payload, entry.path);
-    append_cbor_text(payload, "data");
+    append_cbor_text(sealed, key);
+    append_cbor_head(sealed, 5, 2);
+    append_cbor_text(sealed, "path");
+    append_cbor_text(sealed, entry.path);
+    append_cbor_text(sealed, "data");
     const std::size_t length = entry.data ? entry.data->size() : 0;
-    append_cbor_head(payload, 2, length);
-    if (length) payload.append(reinterpret_cast<const char*>(entry.data->data()), length);
+    append_cbor_head(sealed, 2, length);
+    if (length) sealed.append(reinterpret_cast<const char*>(entry.data->data()), length);
   }
-  return seal_cache_payload(payload);
+  finish_sealed(sealed);
+  return sealed;
 }
 
 ResultCache::ResultCache(fs::path directory, std::string tool_version)

@@ -1,4 +1,4 @@
-// Per-file analysis cache: key = xxh3-128 of (file content, tool version,
+// Per-file analysis cache: key = xxh3-128 of (the file content's XXH3-64, tool version,
 // config fingerprint and location, vocabulary, path, module name); value = the
 // file's facts (their binary form, facts_binary.hpp) and its analysis diagnostics.
 // One file, loaded once, written atomically (temp + rename) at the end and only
@@ -27,7 +27,9 @@
 namespace kvlint {
 
 struct CacheKeyInputs {
-  std::string_view content;
+  // XXH3-64 of the file's bytes, as the run (or the file index) hashed them: a lookup needs no
+  // second read of a file whose facts the cache holds.
+  std::uint64_t content_hash = 0;
   std::string_view tool_version;
   std::string_view config_fingerprint;
   std::string_view vocabulary_signature;  // facts::signature of the vocabulary analysed with

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -163,6 +164,31 @@ ReadOutcome read_source(const std::filesystem::path& path, const std::string& di
     out.content.clear();
     return out;
   }
+  return out;
+}
+
+std::optional<FileHash> hash_regular_file(const std::filesystem::path& path, std::size_t max_bytes) {
+  // The same open as read_source: a FIFO must not block the run.
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  struct stat st {};
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  XXH3_state_t state;
+  XXH3_INITSTATE(&state);
+  XXH3_64bits_reset(&state);
+  FileHash out;
+  char buffer[1 << 16];
+  while (true) {
+    const ssize_t r = ::read(fd.get(), buffer, sizeof buffer);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return std::nullopt;
+    }
+    if (r == 0) break;
+    out.size += static_cast<std::size_t>(r);
+    if (out.size > max_bytes) return std::nullopt;
+    XXH3_64bits_update(&state, buffer, static_cast<std::size_t>(r));
+  }
+  out.hash = XXH3_64bits_digest(&state);
   return out;
 }
 

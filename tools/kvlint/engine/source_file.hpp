@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -33,5 +34,15 @@ struct ReadOutcome {
 // `display` is the path as shown to the user (Diagnostic::path).
 ReadOutcome read_source(const std::filesystem::path& path, const std::string& display,
                         std::size_t max_bytes = kMaxSourceBytes);
+
+// XXH3-64 of a regular file's bytes and their count, read through a fixed buffer (nothing
+// kept, nothing allocated per file), or nullopt when it cannot be read as one, or holds more
+// than `max_bytes`. For checking that a file still holds the bytes an earlier read hashed.
+struct FileHash {
+  std::uint64_t hash = 0;
+  std::size_t size = 0;
+};
+std::optional<FileHash> hash_regular_file(const std::filesystem::path& path,
+                                          std::size_t max_bytes = kMaxSourceBytes);
 
 }  // namespace kvlint
