@@ -3,19 +3,24 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 
 #include "analyzers/facts/facts.hpp"
 
 namespace kvlint::python::detail {
 
-bool contains_word(std::string_view s, std::string_view word) {
-  if (word.empty()) return false;
-  for (auto pos = s.find(word); pos != std::string_view::npos; pos = s.find(word, pos + 1)) {
-    const bool left_ok = pos == 0 || !is_ident_char(s[pos - 1]);
-    const auto end = pos + word.size();
-    if (left_ok && (end >= s.size() || !is_ident_char(s[end]))) return true;
+std::size_t find_text(std::string_view s, std::string_view needle, std::size_t from) {
+  if (from >= s.size() || needle.empty()) return std::string_view::npos;
+  const void* hit = ::memmem(s.data() + from, s.size() - from, needle.data(), needle.size());
+  return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - s.data()) : std::string_view::npos;
+}
+std::size_t find_word(std::string_view s, std::string_view word, std::size_t from) {
+  for (std::size_t at = find_text(s, word, from); at != std::string_view::npos;
+       at = find_text(s, word, at + 1)) {
+    const std::size_t end = at + word.size();
+    if ((at == 0 || !is_ident_char(s[at - 1])) && (end == s.size() || !is_ident_char(s[end]))) return at;
   }
-  return false;
+  return std::string_view::npos;
 }
 std::string lower(std::string_view s) {
   std::string out(s);

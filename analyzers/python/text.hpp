@@ -2,6 +2,7 @@
 // Python string-literal bodies. Private to analyzers/python/.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -26,8 +27,15 @@ inline bool contains(std::string_view s, std::string_view p) {
 inline bool is_uppercase_name(std::string_view s) {
   return !s.empty() && s[0] >= 'A' && s[0] <= 'Z';
 }
+// Where `needle` first occurs in `s` at or after `from`; npos when nowhere or `needle` is empty.
+// memmem, not string_view::find: find scans for the first byte and compares at each.
+std::size_t find_text(std::string_view s, std::string_view needle, std::size_t from = 0);
+// Where `word` first occurs in `s` at or after `from` with identifier boundaries on both sides.
+std::size_t find_word(std::string_view s, std::string_view word, std::size_t from = 0);
 // `word` occurs in `s` with identifier boundaries on both sides.
-bool contains_word(std::string_view s, std::string_view word);
+inline bool contains_word(std::string_view s, std::string_view word) {
+  return find_word(s, word) != std::string_view::npos;
+}
 std::string lower(std::string_view s);
 std::string_view trim(std::string_view s);
 // Source text with whitespace runs folded to one space, cut to facts::kMaxTextBytes

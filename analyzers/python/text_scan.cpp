@@ -7,15 +7,10 @@
 namespace kvlint::python {
 namespace {
 
+using detail::find_text;
+using detail::find_word;
 using detail::is_ident_char;
 constexpr std::size_t npos = std::string_view::npos;
-
-std::size_t find_from(std::string_view s, std::string_view needle, std::size_t from) {
-  if (from >= s.size() || needle.empty()) return npos;
-  // memmem, not string_view::find: find scans for the first byte and compares at each.
-  const void* hit = ::memmem(s.data() + from, s.size() - from, needle.data(), needle.size());
-  return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - s.data()) : npos;
-}
 
 // Blanks, line breaks, backslash continuations and comments, from `at`.
 std::size_t skip_trivia(std::string_view s, std::size_t at) {
@@ -30,15 +25,6 @@ std::size_t skip_trivia(std::string_view s, std::size_t at) {
     }
   }
   return at;
-}
-
-// Where `word` occurs in `s` as a whole identifier, from `from`; npos when nowhere.
-std::size_t find_word(std::string_view s, std::string_view word, std::size_t from = 0) {
-  for (std::size_t at = find_from(s, word, from); at != npos; at = find_from(s, word, at + 1)) {
-    const std::size_t end = at + word.size();
-    if ((at == 0 || !is_ident_char(s[at - 1])) && (end == s.size() || !is_ident_char(s[end]))) return at;
-  }
-  return npos;
 }
 
 // Whether `at` is first on its line, after blanks.
@@ -73,7 +59,7 @@ bool set_to_true_after(std::string_view s, std::size_t end, bool string_key) {
 // it: the cheap test before the tokenizing one (most model code passes `use_cache=use_cache`).
 bool any_set_to_true(std::string_view s) {
   constexpr std::string_view kName = "use_cache";
-  for (std::size_t at = find_from(s, kName, 0); at != npos; at = find_from(s, kName, at + 1)) {
+  for (std::size_t at = find_text(s, kName, 0); at != npos; at = find_text(s, kName, at + 1)) {
     const std::size_t end = at + kName.size();
     const char before = at > 0 ? s[at - 1] : ' ';
     const char after = end < s.size() ? s[end] : ' ';
@@ -227,7 +213,7 @@ bool may_build_cache(std::string_view source, const std::vector<std::string>& ca
 }
 
 bool mentions(std::string_view source, std::string_view name) {
-  return find_word(source, name) != npos;
+  return detail::contains_word(source, name);
 }
 
 bool defines_function(std::string_view source, std::string_view name) {
