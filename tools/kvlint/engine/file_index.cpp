@@ -135,7 +135,7 @@ bool FileIndex::save(const std::vector<std::string>& paths_in_run, std::string& 
   recorded_.clear();
   if (!changed) return true;
   return prepare_cache_directory(directory_, error) &&
-         write_file_atomically(file(), encode_file_index(contents), error);
+         write_file_atomically(file(), encode_file_index(contents), error, Durability::Unsynced);
 }
 
 }  // namespace kvlint

@@ -253,7 +253,7 @@ bool save_run_memo(const fs::path& directory, const std::string& key, const RunM
                  {"files_deferred", memo.files_deferred},
                  {"files_failed", memo.files_failed},
                  {"dependencies", dependencies_to_json(memo.dependencies)}};
-  return write_file_atomically(run_memo_file(directory), seal(doc), error);
+  return write_file_atomically(run_memo_file(directory), seal(doc), error, Durability::Unsynced);
 }
 
 std::string cache_key(const CacheKeyInputs& in) {
@@ -529,7 +529,7 @@ bool ResultCache::save(const std::vector<std::string>& paths_in_run) {
     note_ = "caching disabled: " + error;
     return false;
   }
-  if (!write_file_atomically(file(), encode_result_cache(contents), error)) {
+  if (!write_file_atomically(file(), encode_result_cache(contents), error, Durability::Unsynced)) {
     note_ = fmt::format("caching disabled: cannot write the cache: {}", error);
     return false;
   }
@@ -548,7 +548,7 @@ bool prepare_cache_directory(const fs::path& directory, std::string& error) {
   const fs::path gitignore = directory / ".gitignore";
   if (!fs::exists(fs::symlink_status(gitignore, ec))) {
     std::string ignored_error;
-    write_file_atomically(gitignore, "# created by kvlint\n*\n", ignored_error);
+    write_file_atomically(gitignore, "# created by kvlint\n*\n", ignored_error, Durability::Unsynced);
   }
   return true;
 }
@@ -579,7 +579,8 @@ bool write_all(int fd, std::string_view content) {
 
 }  // namespace
 
-bool write_file_atomically(const fs::path& target, std::string_view content, std::string& error) {
+bool write_file_atomically(const fs::path& target, std::string_view content, std::string& error,
+                           Durability durability) {
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string templ = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
   const int fd = ::mkstemp(templ.data());
@@ -599,7 +600,7 @@ bool write_file_atomically(const fs::path& target, std::string_view content, std
   const mode_t mask = ::umask(0);
   ::umask(mask);
   ::fchmod(fd, 0666 & ~mask);
-  if (::fsync(fd) != 0) return fail("fsync failed");
+  if (durability == Durability::Synced && ::fsync(fd) != 0) return fail("fsync failed");
   if (::close(fd) != 0) {
     error = fmt::format("{}: close failed: {}", target.string(), std::strerror(errno));
     ::unlink(templ.c_str());
@@ -610,6 +611,7 @@ bool write_file_atomically(const fs::path& target, std::string_view content, std
     ::unlink(templ.c_str());
     return false;
   }
+  if (durability == Durability::Unsynced) return true;
   // Make the rename durable.
   const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {

@@ -150,10 +150,17 @@ std::optional<RunMemo> load_run_memo(const std::filesystem::path& directory, con
 bool save_run_memo(const std::filesystem::path& directory, const std::string& key, const RunMemo& memo,
                    std::string& error);
 
+// Whether an atomic write also waits for the disk (fsync of the file and of its directory).
+// The cache's files skip it: each is sealed with a checksum of its payload, so a file that a
+// crash left short or empty reads as absent and is rebuilt, and an older one that survived
+// still describes the bytes it names. The fsyncs cost a pre-commit-sized run 3-20 ms.
+enum class Durability { Synced, Unsynced };
+
 // Writes `content` to `target` atomically: a temp file in the same directory,
-// fsync, rename. On failure nothing is left behind and the message says why.
-// For the cache's own files; reports go through write_output_file.
-bool write_file_atomically(const std::filesystem::path& target, std::string_view content, std::string& error);
+// fsync (unless Unsynced), rename. On failure nothing is left behind and the message says why.
+// For the cache's own files (Unsynced) and reports (write_output_file, Synced).
+bool write_file_atomically(const std::filesystem::path& target, std::string_view content, std::string& error,
+                           Durability durability = Durability::Synced);
 
 // Writes a report to `target` (-o FILE). A regular file or a new one is
 // replaced atomically (through a symbolic link, its target is replaced and the
