@@ -23,11 +23,6 @@ bool is_cache_class_name(const Context& cx, std::string_view name) {
   return std::find(classes.begin(), classes.end(), name) != classes.end();
 }
 
-std::string last_component(std::string_view qualified) {
-  const auto colon = qualified.rfind("::");
-  return std::string(colon == std::string_view::npos ? qualified : qualified.substr(colon + 2));
-}
-
 bool is_tensor_allocator(const Context& cx, const std::string& name) {
   if (!name.starts_with("torch::") && !name.starts_with("at::")) return false;
   const auto& allocators = cx.vocabulary.cpp.tensor_allocators;

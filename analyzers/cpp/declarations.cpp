@@ -19,11 +19,6 @@ namespace {
 
 constexpr int kMaxHelperDepth = 3;
 
-std::string last_component(std::string_view qualified) {
-  const auto colon = qualified.rfind("::");
-  return std::string(colon == std::string_view::npos ? qualified : qualified.substr(colon + 2));
-}
-
 std::string canonical_field(const Context& cx, std::string name) {
   for (const auto& [written, canonical] : cx.vocabulary.field_aliases)
     if (written == name) return canonical;

@@ -317,6 +317,11 @@ const CXXRecordDecl* owner_of(const FunctionDecl* function) {
   return record && !record->isLambda() ? record : nullptr;
 }
 
+std::string last_component(std::string_view qualified) {
+  const auto colon = qualified.rfind("::");
+  return std::string(colon == std::string_view::npos ? qualified : qualified.substr(colon + 2));
+}
+
 std::string method_name(const FunctionDecl* function) {
   if (isa<CXXConstructorDecl>(function)) return "__init__";
   return function->getNameAsString();

@@ -88,6 +88,7 @@ struct RecoveredCall {
 std::optional<RecoveredCall> recovered_call(const clang::Stmt* s);
 std::string callee_of(const Context& cx, const RecoveredCall& call);         // "self.k_cache_.index_copy_"
 std::string qualified_callee(const Context& cx, const RecoveredCall& call);  // "at::zeros", "torch::zeros"
+std::string last_component(std::string_view qualified);                      // "zeros" for "at::zeros"
 const clang::Expr* strip(const clang::Expr* expr);  // parens, implicit casts, temporaries, copies
 // The class a method belongs to, when it is a method of a class (lambdas excluded).
 const clang::CXXRecordDecl* owner_of(const clang::FunctionDecl* function);

@@ -54,7 +54,7 @@ std::string message_html(std::string_view message) {
   return out;
 }
 
-std::string location_text(const facts::Location& loc) {
+std::string html_location(const facts::Location& loc) {
   return loc.column > 0 ? fmt::format("{}:{}:{}", loc.file, loc.line, loc.column)
                         : fmt::format("{}:{}", loc.file, loc.line);
 }
@@ -176,12 +176,12 @@ std::string finding_article(const Finding& finding, std::size_t index, const Rev
       html(finding.code), html(rule_name(finding.code)));
   if (review) out += " " + verdict_badge(verdict ? verdict->verdict : "not-run");
   out += fmt::format("</h3>\n<p class=\"loc\"><code>{}</code></p>\n<p class=\"message\">{}</p>\n",
-                     html(location_text(finding.loc)), message_html(finding.message));
+                     html(html_location(finding.loc)), message_html(finding.message));
   out += excerpt(sources, finding.loc, 2);
   if (!finding.related.empty()) {
     out += "<ul class=\"related\">\n";
     for (const RelatedLocation& related : finding.related) {
-      out += fmt::format("<li><code>{}</code> {}", html(location_text(related.loc)),
+      out += fmt::format("<li><code>{}</code> {}", html(html_location(related.loc)),
                          message_html(related.message));
       facts::Location one_line = related.loc;
       one_line.end_line = related.loc.line;
@@ -387,7 +387,7 @@ std::string runtime_section(const ReviewData& review, SourceLines& sources) {
         "{}</span> <span class=\"code\">{}</span> <code>{}</code> owner <code>{}</code></h3>\n"
         "<p class=\"loc\"><code>{}</code></p>\n<p class=\"message\">{}</p>\n",
         ++index, html(rt.finding.code), html(severity), html(severity), html(rt.finding.code), html(rt.name),
-        html(rt.finding.owner_class), html(location_text(rt.finding.loc)), message_html(rt.finding.message));
+        html(rt.finding.owner_class), html(html_location(rt.finding.loc)), message_html(rt.finding.message));
     out += excerpt(sources, rt.finding.loc, 1);
     if (!rt.evidence.summary.empty())
       out += fmt::format("<p class=\"evidence\"><strong>Runtime:</strong> {}</p>\n",

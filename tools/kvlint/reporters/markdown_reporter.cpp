@@ -94,7 +94,7 @@ std::string verdict_markdown(std::string_view verdict) {
   return "unknown verdict " + escape_inline(verdict);
 }
 
-std::string location_text(const facts::Location& loc) {
+std::string markdown_location(const facts::Location& loc) {
   return fmt::format("{}:{}:{}", loc.file, loc.line, loc.column);
 }
 
@@ -227,7 +227,7 @@ std::string runtime_markdown(const ReviewData& review) {
 std::string evidence_markdown(const Finding& finding, const ReviewVerdict* verdict) {
   std::vector<std::string> lines;
   for (const RelatedLocation& related : finding.related)
-    lines.push_back(fmt::format("  - {}: {}\n", code_span(location_text(related.loc), false),
+    lines.push_back(fmt::format("  - {}: {}\n", code_span(markdown_location(related.loc), false),
                                 message_markdown(related.message, false)));
   if (verdict && !verdict->summary.empty())
     lines.push_back(fmt::format("  - runtime ({}): {}\n", verdict_markdown(verdict->verdict),

@@ -45,7 +45,7 @@ class TextStyle {
 
 // Everything taken from source files (paths, names in messages, the excerpt)
 // goes through escape_nonprintable: a terminal must show it, not obey it.
-std::string location_text(const facts::Location& loc) {
+std::string text_location(const facts::Location& loc) {
   return fmt::format("{}:{}:{}", escape_nonprintable(loc.file), loc.line, loc.column);
 }
 
@@ -150,7 +150,7 @@ std::string render_text(const CheckResult& result, const ReportOptions& options)
 
   if (!options.statistics) {
     for (const Finding& finding : result.findings) {
-      out += fmt::format("{}: {}: {}", location_text(finding.loc),
+      out += fmt::format("{}: {}: {}", text_location(finding.loc),
                          style.severity(finding.severity, to_string(finding.severity)),
                          style.bold(finding.code));
       if (!finding.owner_class.empty()) out += fmt::format(" [{}]", escape_nonprintable(finding.owner_class));
@@ -161,7 +161,7 @@ std::string render_text(const CheckResult& result, const ReportOptions& options)
         }
       }
       for (const RelatedLocation& related : finding.related) {
-        out += fmt::format("  = note: {}: {}\n", location_text(related.loc),
+        out += fmt::format("  = note: {}: {}\n", text_location(related.loc),
                            escape_nonprintable(related.message));
       }
       if (options.show_source) out += '\n';
