@@ -7,8 +7,8 @@
 // rules/<code>_<name>/fixtures/fire_*.py or fire_*.cpp (or fire_*/ for a multi-file project)
 // must produce at least one finding, silent_* none; each is compared with the findings of
 // the rule's own code only, unless its first line says `# kvlint-fixture: select=KV101,KV102`
-// (a C++ fixture runs every rule, and every finding on it must read as C++). A kvlint.toml inside a fixture
-// directory is honoured. C++ fixtures write the same comments with `//`
+// (a C++ fixture runs every rule, and every finding on it must read as C++). A kvlint.toml
+// inside a fixture directory is honoured. C++ fixtures write the same comments with `//`
 // (`// expect: KV101`); they run in degraded mode (no LibTorch headers here). A C++ fixture
 // folder is a project as real ones are laid out: headers and the .cpp files that define their
 // classes' methods, each analysed as a file of its own.
