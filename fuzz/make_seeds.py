@@ -39,9 +39,9 @@ def copy_target(target: Path, dest: Path):
     fixtures' C++ files stay out: each is a Clang parse of about 2 s, and the two seed runs over
     them took 3-4 minutes of CI's fuzz stage; the examples' C++ models still give C++ facts and
     findings."""
-    is_rule = target.name != "models"
-    shutil.copytree(target, dest, ignore=lambda _dir, names: [
-        n for n in names if is_rule and Path(n).suffix in CPP_SUFFIXES])
+    is_examples = target == ROOT / "examples/models"
+    shutil.copytree(target, dest,
+                    ignore=None if is_examples else shutil.ignore_patterns(*(f"*{s}" for s in CPP_SUFFIXES)))
 
 
 def write_seed(out: Path, data: bytes):
