@@ -254,25 +254,13 @@ void FileWalker::read_local_dict(std::string_view name, uint32_t before, CacheKe
     k.unread_splat = true;
     return;
   }
-  if (!func->dict_writes) {
-    std::vector<TSNode>& writes = func->dict_writes.emplace();
-    walk_function_body(func->node, [&](TSNode n) {
-      const Sym s = sym(n);
-      if (s == Sym::Assignment) {
-        writes.push_back(n);
-      } else if (s == Sym::Call) {
-        TSNode fn = field(n, g_.f_function);
-        if (sym(fn) == Sym::Attribute && text(field(fn, g_.f_attribute)) == "update") writes.push_back(n);
-      }
-      return true;
-    });
-  }
   bool base_known = false;
   CacheKeywords local;
   auto is_name = [&](TSNode n) { return sym(n) == Sym::Identifier && text(n) == name; };
   // In source order, so a node's children come after it: every write starting before the
-  // splat, and none after.
-  for (TSNode n : *func->dict_writes) {
+  // splat, and none after. The walk is pre-order, so every write that starts before the
+  // splat has been recorded by now.
+  for (TSNode n : func->dict_writes) {
     if (ts_node_start_byte(n) >= before) break;
     if (sym(n) == Sym::Assignment) {
       TSNode left = field(n, g_.f_left);

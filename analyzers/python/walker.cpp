@@ -36,19 +36,18 @@ void FileWalker::run(TSNode root) {
   Cursor cursor(root);
   enter(root, 0);
   for (;;) {
-    if (steps_ > step_budget_) {
-      stop_over_budget(cursor.node());
-      return;
-    }
+    if (over_budget(cursor)) return;
     if (open_.back().descend && ts_tree_cursor_goto_first_child(cursor.get())) {
-      enter(cursor.node(), ts_tree_cursor_current_field_id(cursor.get()));
-      continue;
+      if (enter_at(cursor)) continue;
+      if (over_budget(cursor)) return;
+    } else {
+      leave();
     }
-    leave();
     for (;;) {
       if (ts_tree_cursor_goto_next_sibling(cursor.get())) {
-        enter(cursor.node(), ts_tree_cursor_current_field_id(cursor.get()));
-        break;
+        if (enter_at(cursor)) break;
+        if (over_budget(cursor)) return;
+        continue;
       }
       if (!ts_tree_cursor_goto_parent(cursor.get())) {
         finish();
@@ -57,6 +56,47 @@ void FileWalker::run(TSNode root) {
       leave();
     }
   }
+}
+
+bool FileWalker::over_budget(const Cursor& cursor) {
+  if (steps_ <= step_budget_) return false;
+  stop_over_budget(cursor.node());
+  return true;
+}
+
+// The parents whose children's field ids an extractor reads (apply_context_guards,
+// the retention walk's assignment, a capacity source in a condition or a match subject).
+// Other nodes' field ids are never asked for, and finding one costs a search of the
+// parent's field map, so the walk skips it.
+static bool children_fields_read(Sym parent) {
+  switch (parent) {
+    case Sym::IfStatement:
+    case Sym::ElifClause:
+    case Sym::ForStatement:
+    case Sym::WhileStatement:
+    case Sym::WithStatement:
+    case Sym::Assignment:
+    case Sym::AugmentedAssignment:
+    case Sym::MatchStatement:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Visits the node the cursor is on. A named node is entered (pushed) and true is returned;
+// an anonymous one (a keyword or punctuation leaf: no facts start there, nothing descends
+// into it) is counted and checked for a missing token without being pushed, and false is
+// returned: it has been visited and left.
+bool FileWalker::enter_at(Cursor& cursor) {
+  const TSNode node = cursor.node();
+  if (!ts_node_is_named(node)) {
+    spend(1);
+    if (has_errors_ && ts_node_is_missing(node)) parse_problem(node, true);
+    return false;
+  }
+  enter(node, children_fields_read(open_.back().sym) ? ts_tree_cursor_current_field_id(cursor.get()) : 0);
+  return true;
 }
 
 // A file whose analysis would take more steps than its budget is cut off where the walk
@@ -90,16 +130,11 @@ bool FileWalker::is_param(std::string_view name) {
   return p && std::find(p->begin(), p->end(), name) != p->end();
 }
 
+// Pushes a named node and dispatches it (anonymous ones are visited by enter_at).
 void FileWalker::enter(TSNode node, TSFieldId field_id) {
   spend(1);
   Open o;
   o.node = node;
-  if (!ts_node_is_named(node)) {
-    o.descend = false;
-    if (has_errors_ && ts_node_is_missing(node)) parse_problem(node, true);
-    open_.push_back(o);
-    return;
-  }
   o.sym = sym(node);
   o.field = field_id;
   if (!open_.empty() && o.sym != Sym::Comment) {
@@ -139,6 +174,9 @@ void FileWalker::enter(TSNode node, TSFieldId field_id) {
       on_call(node);
       break;
     case Sym::Assignment:
+      note_dict_write(node);
+      on_assignment(node);
+      break;
     case Sym::AugmentedAssignment:
       on_assignment(node);
       break;
@@ -225,11 +263,20 @@ void FileWalker::finish() {
         {*more_problems_loc_, std::to_string(problem_count_ - kMaxParseProblems) + " more syntax errors"});
 }
 
+// An assignment or an `x.update(...)` call directly in a function (not in a class nested in
+// it): what read_local_dict reads a `**name` splat from. The walk does not enter strings, so
+// an `update` call inside an f-string's braces is not one.
+void FileWalker::note_dict_write(TSNode node) {
+  Frame* frame = innermost_frame();
+  if (frame && !frame->is_class) frame->dict_writes.push_back(node);
+}
+
 // A call node, offered to each family in turn (the order is the order facts are emitted in).
 void FileWalker::on_call(TSNode call) {
   TSNode fn = field(call, g_.f_function);
   if (ts_node_is_null(fn)) return;
   const Sym fs = sym(fn);
+  if (fs == Sym::Attribute && text(field(fn, g_.f_attribute)) == "update") note_dict_write(call);
   const bool dotted = is_dotted(fn);
   const std::string_view simple = dotted ? last_component(fn) : std::string_view{};
 

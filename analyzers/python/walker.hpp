@@ -138,17 +138,17 @@ struct Frame {
   std::vector<std::pair<std::string_view, TSNode>> none_locals;  // `x = None`
   // `x = <expr>` in source order, for reading a cache argument through one local.
   std::vector<std::pair<std::string_view, TSNode>> local_values;
-  // The body's assignments and `x.update(...)` calls in source order (nested defs left out),
-  // collected by the first `**name` splat read_local_dict follows, so later ones do not walk
-  // the body again.
-  std::optional<std::vector<TSNode>> dict_writes;
+  // The function's assignments and `x.update(...)` calls walked so far, in source order
+  // (nested defs and classes left out: they have frames of their own), recorded by the walk
+  // itself (note_dict_write) so a `**name` splat reads them without walking the body again.
+  std::vector<TSNode> dict_writes;
 };
 
 // One open node on the walk.
 struct Open {
   TSNode node{};
   Sym sym = Sym::Other;
-  TSFieldId field = 0;
+  TSFieldId field = 0;       // read only below the parents of children_fields_read (walker.cpp)
   uint16_t named_index = 0;  // index among the parent's named children
   uint16_t named_seen = 0;
   uint32_t guards_pushed = 0;
@@ -316,6 +316,8 @@ class FileWalker {
   std::string method_name();
   const std::vector<std::string_view>* current_params();
   bool is_param(std::string_view name);
+  bool enter_at(Cursor& cursor);
+  bool over_budget(const Cursor& cursor);
   void enter(TSNode node, TSFieldId field_id);
   void leave();
   void parse_problem(TSNode node, bool missing);
@@ -323,6 +325,7 @@ class FileWalker {
   void close_class(ClassState& cls);
   void finish();
   void on_call(TSNode call);
+  void note_dict_write(TSNode node);
 
   // ---- expressions.cpp -------------------------------------------------------------
   void collect_names(TSNode root, std::vector<std::string>& names, std::vector<std::string>* calls);

@@ -110,6 +110,27 @@ TEST(FrontendImplicitCaches, UseCacheThroughKeywordDicts) {
   EXPECT_EQ(updated->reason, ImplicitCacheSite::Reason::PastKeyValuesStartsNone);
 }
 
+// A `**name` splat reads the writes of its own function made before it: a nested def's
+// writes are its own, a class nested in the function keeps its attributes, and a write
+// after the call does not reach back.
+TEST(FrontendImplicitCaches, KeywordDictWritesStayInTheirFunction) {
+  const auto f = analyze(R"PY(class M:
+    def f(self, x):
+        opts = {"use_cache": False}
+        def inner():
+            opts = {"use_cache": True}
+            self.model(x, **opts)
+        class Local:
+            opts = {"use_cache": True}
+        self.model(x, **opts)
+        opts["use_cache"] = True
+        self.model(x, **opts)
+)PY");
+  std::vector<uint32_t> lines;
+  for (const auto& s : f.implicit_caches) lines.push_back(s.loc.line);
+  EXPECT_EQ(lines, (std::vector<uint32_t>{6, 11}));
+}
+
 TEST(FrontendImplicitCaches, CalleeRootAndPath) {
   const auto f = analyze(R"PY(from transformers import AutoModel
 class M:
