@@ -33,6 +33,9 @@ facts::MethodFact* FileWalker::current_method_fact() {
 bool FileWalker::writes_kv_call(TSNode call) {
   TSNode args = field(call, g_.f_arguments);
   if (ts_node_is_null(args) || sym(args) != Sym::ArgumentList) return false;
+  if (!occurs_within(use_cache_at_, kUseCache.size(), args) &&
+      !occurs_within(past_key_values_at_, kPastKeyValues.size(), args))
+    return false;
   bool found = false;
   for_each_named_child(aux_, args, [&](TSNode a, TSFieldId) {
     if (sym(a) != Sym::KeywordArgument) return true;
@@ -369,6 +372,8 @@ void FileWalker::on_implicit_candidate(TSNode call, TSNode fn) {
     return;
   TSNode args = field(call, g_.f_arguments);
   if (ts_node_is_null(args) || sym(args) != Sym::ArgumentList) return;
+  // No `use_cache` keyword and no splat that could carry one: nothing to read.
+  if (!occurs_within(use_cache_at_, kUseCache.size(), args) && !contains(text(args), "**")) return;
   const CacheKeywords k = cache_keywords(call);
   if (!k.use_cache || sym(*k.use_cache) != Sym::True) return;
   facts::ImplicitCacheSite site;

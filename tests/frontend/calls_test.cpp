@@ -84,6 +84,30 @@ def helper(x):
   EXPECT_EQ(f.functions[0].parameters, std::vector<std::string>{"x"});
 }
 
+// A call writes KV by its own keywords only: a nested call's keyword is the nested call's,
+// a keyword may sit on a line of its own, and a longer name that contains `use_cache` is
+// not it (the walk skips an argument list with no `use_cache` in its text; these are the
+// cases that still need the arguments read).
+TEST(FrontendCalls, WritesKvByItsOwnKeywordsOnly) {
+  const auto f = analyze(R"PY(class Runner:
+    def step(self, x):
+        self.outer(self.inner(x, use_cache=True))
+        self.wrapped(
+            x,
+            use_cache = True,
+        )
+        self.named(x, use_cache_flag=True)
+)PY");
+  const auto* m = method_named(f, "Runner", "step");
+  ASSERT_NE(m, nullptr);
+  for (const char* callee : {"self.outer", "self.inner", "self.wrapped", "self.named"})
+    ASSERT_NE(call_to(*m, callee), nullptr) << callee;
+  EXPECT_FALSE(call_to(*m, "self.outer")->writes_kv);
+  EXPECT_TRUE(call_to(*m, "self.inner")->writes_kv);
+  EXPECT_TRUE(call_to(*m, "self.wrapped")->writes_kv);
+  EXPECT_FALSE(call_to(*m, "self.named")->writes_kv);
+}
+
 TEST(FrontendCalls, CallsIntoHeldObjectsKeepTheirConditions) {
   const auto f = analyze(R"PY(class Code2Wav:
     def enable(self, device):
