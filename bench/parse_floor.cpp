@@ -67,29 +67,36 @@ class LeafKinds {
 
 // One pass over the tree in kvlint's order; returns the nodes visited (a sum the
 // optimiser cannot drop).
+class TreeCursor {
+ public:
+  explicit TreeCursor(TSNode node) : cursor_(ts_tree_cursor_new(node)) {}
+  ~TreeCursor() { ts_tree_cursor_delete(&cursor_); }
+  TreeCursor(const TreeCursor&) = delete;
+  TreeCursor& operator=(const TreeCursor&) = delete;
+  TSTreeCursor* get() { return &cursor_; }
+
+ private:
+  TSTreeCursor cursor_;
+};
+
 std::size_t walk(TSNode root, const LeafKinds& leaves) {
-  TSTreeCursor cursor = ts_tree_cursor_new(root);
+  TreeCursor owned(root);
+  TSTreeCursor* cursor = owned.get();
   std::size_t visited = 1;
   bool descend = true;
+  auto visit = [&] {
+    const TSNode node = ts_tree_cursor_current_node(cursor);
+    ++visited;
+    descend = ts_node_is_named(node) && !leaves.contains(ts_node_symbol(node));
+  };
   for (;;) {
-    if (descend && ts_tree_cursor_goto_first_child(&cursor)) {
-      const TSNode node = ts_tree_cursor_current_node(&cursor);
-      ++visited;
-      descend = ts_node_is_named(node) && !leaves.contains(ts_node_symbol(node));
+    if (descend && ts_tree_cursor_goto_first_child(cursor)) {
+      visit();
       continue;
     }
-    bool moved = false;
-    while (!moved) {
-      if (ts_tree_cursor_goto_next_sibling(&cursor)) {
-        const TSNode node = ts_tree_cursor_current_node(&cursor);
-        ++visited;
-        descend = ts_node_is_named(node) && !leaves.contains(ts_node_symbol(node));
-        moved = true;
-      } else if (!ts_tree_cursor_goto_parent(&cursor)) {
-        ts_tree_cursor_delete(&cursor);
-        return visited;
-      }
-    }
+    while (!ts_tree_cursor_goto_next_sibling(cursor))
+      if (!ts_tree_cursor_goto_parent(cursor)) return visited;
+    visit();
   }
 }
 

@@ -14,6 +14,13 @@ std::size_t find_text(std::string_view s, std::string_view needle, std::size_t f
   const void* hit = ::memmem(s.data() + from, s.size() - from, needle.data(), needle.size());
   return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - s.data()) : std::string_view::npos;
 }
+std::vector<uint32_t> find_all(std::string_view s, std::string_view needle) {
+  std::vector<uint32_t> at;
+  for (std::size_t i = find_text(s, needle); i != std::string_view::npos;
+       i = find_text(s, needle, i + needle.size()))
+    at.push_back(static_cast<uint32_t>(i));
+  return at;
+}
 std::size_t find_word(std::string_view s, std::string_view word, std::size_t from) {
   for (std::size_t at = find_text(s, word, from); at != std::string_view::npos;
        at = find_text(s, word, at + 1)) {

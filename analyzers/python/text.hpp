@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kvlint::python::detail {
 
@@ -30,6 +32,8 @@ inline bool is_uppercase_name(std::string_view s) {
 // Where `needle` first occurs in `s` at or after `from`; npos when nowhere or `needle` is empty.
 // memmem, not string_view::find: find scans for the first byte and compares at each.
 std::size_t find_text(std::string_view s, std::string_view needle, std::size_t from = 0);
+// Where `needle` occurs in `s`, in order (occurrences that do not overlap).
+std::vector<uint32_t> find_all(std::string_view s, std::string_view needle);
 // Where `word` first occurs in `s` at or after `from` with identifier boundaries on both sides.
 std::size_t find_word(std::string_view s, std::string_view word, std::size_t from = 0);
 // `word` occurs in `s` with identifier boundaries on both sides.

@@ -280,7 +280,7 @@ void FileWalker::on_call(TSNode call) {
   const bool dotted = is_dotted(fn);
   const std::string_view simple = dotted ? last_component(fn) : std::string_view{};
 
-  const bool writes_kv = (has_use_cache_ || has_past_key_values_) && writes_kv_call(call);
+  const bool writes_kv = (!use_cache_at_.empty() || !past_key_values_at_.empty()) && writes_kv_call(call);
   if (!captures_open_.empty() && dotted) note_captured_call(fn, writes_kv);
   if (!dotted) return;
   record_call(call, fn, writes_kv);
@@ -300,7 +300,7 @@ void FileWalker::on_call(TSNode call) {
 
   on_capture_candidate(call, fn, fs == Sym::Attribute && simple == "capture_begin", resolved);
 
-  if (has_use_cache_) on_implicit_candidate(call, fn);
+  if (!use_cache_at_.empty()) on_implicit_candidate(call, fn);
   if (func) on_construction(call);
 }
 

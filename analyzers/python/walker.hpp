@@ -183,10 +183,8 @@ class FileWalker {
         out_(out),
         aux_(root),
         sub_(root) {
-    use_cache_at_ = occurrences(src_, kUseCache);
-    past_key_values_at_ = occurrences(src_, kPastKeyValues);
-    has_use_cache_ = !use_cache_at_.empty();
-    has_past_key_values_ = !past_key_values_at_.empty();
+    use_cache_at_ = find_all(src_, kUseCache);
+    past_key_values_at_ = find_all(src_, kPastKeyValues);
     has_capacity_source_ = contains(src_, "capacity_source");
     has_scope_ = contains(src_, "scope");
   }
@@ -508,21 +506,12 @@ class FileWalker {
   mutable std::deque<std::string> scratch_;  // owned storage for whitespace-stripped names
 
   bool has_errors_ = false;
-  bool has_use_cache_ = false;
-  bool has_past_key_values_ = false;
   // Where the file's text has `use_cache` and `past_key_values`, in order: a call whose
   // argument list spans neither passes neither keyword, so the keyword readers skip it without
-  // walking its arguments.
+  // walking its arguments; a file with none skips them all.
   static constexpr std::string_view kUseCache = "use_cache";
   static constexpr std::string_view kPastKeyValues = "past_key_values";
   std::vector<uint32_t> use_cache_at_, past_key_values_at_;
-  static std::vector<uint32_t> occurrences(std::string_view text, std::string_view needle) {
-    std::vector<uint32_t> at;
-    for (std::size_t i = find_text(text, needle); i != std::string_view::npos;
-         i = find_text(text, needle, i + needle.size()))
-      at.push_back(static_cast<uint32_t>(i));
-    return at;
-  }
   // Some occurrence in `at` (of a needle `length` bytes long) lies wholly within `node`.
   static bool occurs_within(const std::vector<uint32_t>& at, std::size_t length, TSNode node) {
     const uint32_t start = ts_node_start_byte(node), end = ts_node_end_byte(node);
