@@ -192,8 +192,13 @@ class CompileThreads {
   std::vector<std::unique_ptr<Thread>> idle_;
 };
 
+class ReadableFiles;
+
 struct RunState {
   llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> memory;
+  ReadableFiles* disk = nullptr;  // the compile's physical files: which roots it may read
+  // The project root's real path: a diagnostic located outside it is not quoted (ErrorCollector).
+  std::string project_root;
   std::vector<std::string> missing;
   std::size_t errors = 0;
   std::string first_error;
@@ -255,12 +260,59 @@ std::size_t longest_prefix_operator_run(std::string_view source) {
   return longest;
 }
 
-// A physical file system that serves regular files and directories only: an `#include` of a
-// FIFO, `/dev/stdin` or a device would block the compile forever (or read without end). Such
-// an include is not found, and degraded mode takes its place.
-class RegularFilesOnly : public llvm::vfs::ProxyFileSystem {
+// Whether `path` is `root` or lies below it (both absolute and normal).
+bool is_within(std::string_view path, std::string_view root) {
+  if (root.empty() || !path.starts_with(root)) return false;
+  return path.size() == root.size() || root.back() == '/' || path[root.size()] == '/';
+}
+
+// The real path of `path` as `files` resolves it (symbolic links and `..` followed), or empty.
+std::string real_path_of(llvm::vfs::FileSystem& files, const Twine& path) {
+  SmallString<256> real;
+  if (files.getRealPath(path, real)) return {};
+  return std::string(real.str());
+}
+
+// The kernel's pseudo-files: never source, and /proc/self/environ holds the process's secrets.
+bool is_pseudo_file(std::string_view real) {
+  return is_within(real, "/proc") || is_within(real, "/sys") || is_within(real, "/dev");
+}
+
+// The physical file system a compile reads headers from. Static mode reads an untrusted tree
+// under untrusted commands, and Clang's diagnostics quote what it reads: an `#include
+// "../../secret.txt"` (or "/proc/self/environ", or a link in the tree) would put any readable
+// file's text into a PR annotation. So it serves only regular files and directories (a FIFO,
+// `/dev/stdin` or a device would block the compile or read without end), and opens a regular
+// file only
+//   - whose real path (links and `..` followed) lies in the project: a link in the tree is the
+//     pull request's, and may point anywhere;
+//   - or that lies, as named or as its real path, in a directory outside the project that the
+//     configuration names or Clang searches (its own, the command's; added once the preprocessor
+//     has them): such a directory and its links (/usr/local/include/cuda_runtime.h ->
+//     /usr/local/cuda-13.0/...) are the machine's;
+// never under /proc, /sys or /dev. Anything else is "not found", so degraded mode stands in for
+// it and none of its bytes reach the compile.
+class ReadableFiles : public llvm::vfs::ProxyFileSystem {
  public:
-  using ProxyFileSystem::ProxyFileSystem;
+  ReadableFiles(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> disk, const fs::path& project_root)
+      : ProxyFileSystem(std::move(disk)),
+        project_(fs::path(project_root).lexically_normal().string()),
+        project_real_(real_path_of(getUnderlyingFS(), project_root.string())) {}
+  const std::string& project_real_path() const { return project_real_; }
+  // Trusts `dir`, a directory the configuration names or Clang searches, unless it is the project's
+  // (its files are judged by their real paths) or a link from the project to elsewhere. The compile's
+  // own thread only.
+  void allow(const Twine& dir) {
+    const std::string named = absolute_normal(dir);
+    const std::string real = real_path_of(getUnderlyingFS(), dir);
+    if (real.empty() || in_project(named, real)) return;
+    for (const std::string& d : {named, real})
+      if (d != "/" && !is_pseudo_file(d)) trusted_.insert(d);
+  }
+  // A file's existence is not its content, and Clang's driver finds the toolchain (its C++
+  // library headers) by the status of files outside every root: status serves regular files
+  // anywhere. Opening is what reads, and header lookup opens to test (FileSystemStatCache): a
+  // file it may not read fails to open and so is not found.
   llvm::ErrorOr<llvm::vfs::Status> status(const Twine& path) override {
     llvm::ErrorOr<llvm::vfs::Status> found = ProxyFileSystem::status(path);
     if (found && found->getType() != llvm::sys::fs::file_type::regular_file &&
@@ -273,8 +325,36 @@ class RegularFilesOnly : public llvm::vfs::ProxyFileSystem {
     if (!found) return found.getError();
     if (found->getType() != llvm::sys::fs::file_type::regular_file)
       return std::make_error_code(std::errc::is_a_directory);
+    if (!readable(path)) return std::make_error_code(std::errc::no_such_file_or_directory);
     return ProxyFileSystem::openFileForRead(path);
   }
+
+ private:
+  std::string absolute_normal(const Twine& path) {
+    SmallString<256> absolute;
+    path.toVector(absolute);
+    if (makeAbsolute(absolute)) return {};
+    return fs::path(absolute.str().str()).lexically_normal().string();
+  }
+  bool in_project(std::string_view named, std::string_view real) const {
+    return is_within(named, project_) || (!project_real_.empty() && is_within(real, project_real_));
+  }
+  bool trusted(std::string_view p) const {
+    return std::any_of(trusted_.begin(), trusted_.end(),
+                       [&](const std::string& d) { return is_within(p, d); });
+  }
+  bool readable(const Twine& path) {
+    const std::string named = absolute_normal(path);
+    const std::string real = real_path_of(getUnderlyingFS(), path);
+    if (real.empty() || is_pseudo_file(real) || is_pseudo_file(named)) return false;
+    if (!project_real_.empty() && is_within(real, project_real_)) return true;
+    if (is_within(named, project_)) return trusted(real);  // a link out of the project
+    return trusted(named) || trusted(real);
+  }
+
+  std::string project_;       // as named, absolute and normal
+  std::string project_real_;  // its real path
+  std::set<std::string> trusted_;
 };
 
 // The project headers the translation unit read (user headers: not found in a system
@@ -439,13 +519,40 @@ class ErrorCollector : public DiagnosticConsumer {
                         !state_.lines_with_errors.count(line);
     if (in_main_file && line > 0) state_.lines_with_errors.insert(line);
     if (!syntax && !state_.first_error.empty()) return;
-    SmallString<160> message;
-    info.FormatDiagnostic(message);
-    if (state_.first_error.empty()) state_.first_error = where + message.str().str();
-    if (syntax && state_.syntax_errors++ == 0) state_.first_syntax_error = where + message.str().str();
+    std::string message;
+    if (quotable(info)) {
+      SmallString<160> formatted;
+      info.FormatDiagnostic(formatted);
+      message = formatted.str().str();
+    } else {
+      // The text may quote the file's own bytes (`unknown type name 'root'` for /etc/shadow),
+      // and reports reach pull requests: say where, not what.
+      message = "an error in a file outside the project (Clang's message is not quoted)";
+    }
+    if (state_.first_error.empty()) state_.first_error = where + message;
+    if (syntax && state_.syntax_errors++ == 0) state_.first_syntax_error = where + message;
   }
 
  private:
+  // Whether Clang's message for `info` may be quoted: it is located (where written and where
+  // expanded) in the project or in kvlint's stand-in headers, or nowhere in particular.
+  bool quotable(const Diagnostic& info) const {
+    if (!info.hasSourceManager() || !info.getLocation().isValid()) return true;
+    const SourceManager& sm = info.getSourceManager();
+    for (const SourceLocation at :
+         {sm.getSpellingLoc(info.getLocation()), sm.getExpansionLoc(info.getLocation())}) {
+      const FileEntry* file = sm.getFileEntryForID(sm.getFileID(at));
+      if (!file) continue;  // a macro's scratch space, the command line's predefines
+      const std::string name = fs::path(file->getName().str()).lexically_normal().string();
+      if (name == state_.main_absolute.string() || name.starts_with(kMissingHeaderRoot)) continue;
+      SmallString<256> real;
+      if (llvm::sys::fs::real_path(file->getName(), real) || state_.project_root.empty() ||
+          !is_within(real.str(), state_.project_root))
+        return false;
+    }
+    return true;
+  }
+
   RunState& state_;
 };
 
@@ -564,6 +671,10 @@ class FactsAction : public ASTFrontendAction {
               std::uint64_t work_budget)
       : vocabulary_(vocabulary), out_(out), state_(state), work_budget_(work_budget) {}
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance& compiler, StringRef) override {
+    // Before any header is looked up: the directories Clang searches are readable roots.
+    HeaderSearch& search = compiler.getPreprocessor().getHeaderSearchInfo();
+    for (auto dir = search.search_dir_begin(); dir != search.search_dir_end(); ++dir)
+      if (const DirectoryEntry* entry = dir->getDir()) state_.disk->allow(entry->getName());
     compiler.getPreprocessor().addPPCallbacks(
         std::make_unique<MissingHeaders>(state_, compiler.getPreprocessor()));
     return std::make_unique<FactsConsumer>(vocabulary_, out_, state_, compiler.getPreprocessor(),
@@ -684,8 +795,15 @@ class Analyzer final : public facts::CppAnalyzer {
     state.memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
     // A physical file system with its own working directory: the shared getRealFileSystem()
     // changes the whole process's cwd on setCurrentWorkingDirectory, under the other workers.
-    llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> disk =
-        llvm::makeIntrusiveRefCnt<RegularFilesOnly>(llvm::vfs::createPhysicalFileSystem().release());
+    const fs::path project_root =
+        settings_.project_root.empty() ? absolute_path.parent_path() : fs::absolute(settings_.project_root);
+    auto disk = llvm::makeIntrusiveRefCnt<ReadableFiles>(
+        llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(llvm::vfs::createPhysicalFileSystem().release()),
+        project_root);
+    for (const auto& dir : settings_.fallback_include_dirs) disk->allow(dir.string());
+    disk->allow(KVLINT_CLANG_RESOURCE_DIR);
+    state.disk = disk.get();
+    state.project_root = disk->project_real_path();
     auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(disk);
     overlay->pushOverlay(state.memory);
     // The bytes the engine read (and hashed for the cache) are the bytes analysed.

@@ -20,13 +20,18 @@
 namespace kvlint::facts {
 
 // Bump when anything below changes shape.
-inline constexpr int kCppAnalyzerAbi = 7;  // 3: ClassFact::qualified_name, out_of_line; 4: CppAnalysis
+inline constexpr int kCppAnalyzerAbi = 8;  // 3: ClassFact::qualified_name, out_of_line; 4: CppAnalysis
                                            // dependencies, work budget; 5: CppAnalysis syntax errors;
                                            // 6: CallFact::kv_read_only (in CppAnalysis's facts);
-                                           // 7: Guard::given, CallFact::passes, CacheSite::stores_existing
+                                           // 7: Guard::given, CallFact::passes, CacheSite::stores_existing;
+                                           // 8: CppProjectSettings::project_root
 
 // Where a file's compile command comes from, per project.
 struct CppProjectSettings {
+  // The project's root. An `#include` opens files under it, the include directories below and
+  // the directories Clang searches, nothing else; a diagnostic located outside it is not quoted.
+  // Empty: the analysed file's directory.
+  std::filesystem::path project_root;
   // A compile_commands.json, or empty: every file uses the fallback command.
   std::filesystem::path compile_database;
   // Fallback: these flags, then -I for the file's directory and each of these directories.

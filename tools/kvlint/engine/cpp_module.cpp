@@ -99,6 +99,7 @@ fs::path find_compile_database(const fs::path& explicit_dir, const std::string& 
 
 facts::CppProjectSettings cpp_project_settings(const Config& config, const fs::path& compile_database) {
   facts::CppProjectSettings settings;
+  settings.project_root = config.root;
   settings.compile_database = compile_database;
   settings.fallback_flags = config.cpp.fallback_flags;
   for (const auto& dir : config.cpp.include_dirs) settings.fallback_include_dirs.push_back(config.root / dir);
