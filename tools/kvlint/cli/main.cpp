@@ -126,6 +126,7 @@ struct ConfirmArgs {
 
 struct ReportArgs {
   std::string findings, confirm, base_confirm;
+  std::string root;  // --root: the project the findings were produced for
   std::string format = "html";
   std::string output;
   int64_t max_num_seqs = 0;  // 0: no projection
@@ -411,6 +412,12 @@ int run_report_command(const ReportArgs& args) {
     kvlint::ReportOptions options;
     options.tool_version = std::string(kvlint::kKvlintVersion);
     if (review) options.review = &*review;
+    // The findings file is input: its paths may name any file on the machine. Excerpts come only
+    // from the project the findings were produced for.
+    std::error_code ec;
+    const fs::path cwd = fs::current_path(ec);
+    options.source_root =
+        !args.root.empty() ? fs::path(args.root) : kvlint::git_work_tree_top(cwd).value_or(cwd);
     emit_report(args.output, kvlint::render_report(findings,
                                                    args.format == "markdown" ? kvlint::OutputFormat::Markdown
                                                                              : kvlint::OutputFormat::Html,
@@ -578,6 +585,10 @@ int main(int argc, char** argv) {
       ->add_option("--max-num-seqs", report_args.max_num_seqs,
                    "Project each model's local KV to this engine max_num_seqs")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  report->add_option(
+      "--root", report_args.root,
+      "Project root the findings were produced for: source excerpts come only from files "
+      "under it (default: the git work tree holding the working directory, else the directory)");
   report->add_option("--format", report_args.format, "html (default) or markdown")
       ->check(CLI::IsMember({"html", "markdown"}));
   report->add_option("--output,-o", report_args.output,

@@ -111,6 +111,10 @@ std::string excerpt(SourceLines& sources, const facts::Location& loc, std::uint3
                         n, window.cut_before ? kCutMarker : "", html(window.text),
                         window.cut_after ? kCutMarker : "", hit ? "" : "\n");
   }
+  if (body.empty() && sources.outside_root(loc.file))
+    return fmt::format(
+        "<p class=\"muted\">(source not shown: <code>{}</code> lies outside the project root)</p>\n",
+        html(loc.file));
   if (body.empty()) return "<p class=\"muted\">(source not available)</p>\n";
   return "<pre class=\"excerpt\"><code>" + body + "</code></pre>\n";
 }
@@ -425,7 +429,7 @@ std::string summary_line(const CheckResult& result, const ReviewData* review) {
 
 std::string render_html(const CheckResult& result, const ReportOptions& options) {
   const ReviewData* review = options.review;
-  SourceLines sources;
+  SourceLines sources(options.source_root);
   std::string out = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"

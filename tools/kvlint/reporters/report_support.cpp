@@ -184,9 +184,29 @@ std::string severity_breakdown(const Totals& totals) {
   return text;
 }
 
+SourceLines::SourceLines(std::optional<std::filesystem::path> root) {
+  if (!root) return;
+  std::error_code error;
+  std::filesystem::path real = std::filesystem::canonical(*root, error);
+  root_ = error ? std::filesystem::absolute(*root, error).lexically_normal() : real;
+}
+
+bool SourceLines::outside_root(const std::string& path) const {
+  const auto it = files_.find(path);
+  return it != files_.end() && it->second.outside_root;
+}
+
 std::optional<std::string_view> SourceLines::line(const std::string& path, std::uint32_t line_number) {
   auto [it, inserted] = files_.try_emplace(path);
   File& file = it->second;
+  if (inserted && root_) {
+    // The file's real path (links and `..` followed) must lie under the root.
+    std::error_code error;
+    const std::filesystem::path real = std::filesystem::canonical(path, error);
+    const std::filesystem::path below = error ? std::filesystem::path() : real.lexically_relative(*root_);
+    file.outside_root = !error && (below.empty() || *below.begin() == "..");
+    if (error || file.outside_root) return std::nullopt;
+  }
   if (inserted) {
     // Only regular files no larger than a source file may be: a path from a
     // findings file (`kvlint report`) can name a device or a FIFO, which would

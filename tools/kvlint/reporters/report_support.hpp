@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -71,15 +72,22 @@ std::string severity_breakdown(const Totals& totals);
 // cost one read. Files that cannot be read yield no lines.
 class SourceLines {
  public:
+  // `root`: read only files whose real path lies under it (paths from a findings file, which
+  // may name any file on the machine); none: the paths came from this run's own analysis.
+  explicit SourceLines(std::optional<std::filesystem::path> root = std::nullopt);
   // The 1-based line of `path` without its line terminator, or nullopt.
   std::optional<std::string_view> line(const std::string& path, std::uint32_t line_number);
+  // Whether `path` was not read because it lies outside the root.
+  bool outside_root(const std::string& path) const;
 
  private:
   struct File {
     bool readable = false;
+    bool outside_root = false;
     std::string content;
     std::vector<std::string_view> lines;
   };
+  std::optional<std::filesystem::path> root_;  // its real path
   std::map<std::string, File> files_;
 };
 

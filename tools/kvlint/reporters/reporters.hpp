@@ -1,6 +1,8 @@
 // Reporters: findings -> text, JSON, SARIF 2.1.0, GitHub annotations, Markdown, HTML.
 #pragma once
 
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +24,9 @@ struct ReportOptions {
   // What `kvlint confirm` measured (markdown and html show it beside the
   // findings); null when only static findings are reported.
   const ReviewData* review = nullptr;
+  // Excerpts only from files under this directory (`kvlint report`: the project root; its
+  // findings file is input and may name any path); none: the paths are this run's own.
+  std::optional<std::filesystem::path> source_root;
 };
 
 // Renders the whole report as one string, so callers can write it atomically.
