@@ -225,6 +225,27 @@ enum class Retention {
   ModuleGlobal,   // assigned at module level
 };
 
+// Why a kept tensor is read as attention K/V although no cache class built it (a raw pool, a
+// ring, per-request prefix K/V): what the code does with it. K and V kept apart in one method
+// with the same shape (`self.k_cache`, `self.v_cache`) are one store.
+struct RawKv {
+  std::vector<std::string>
+      members;  // what keeps it: "k_cache", "v_cache", `layers["k_ring"]` (a key in dicts kept there)
+  // Written as K/V in a step (slice assignment, copy_, cat growth), else handed on as K/V (to a
+  // call, or installed as another object's `kv_cache`).
+  std::optional<Location> written_at;
+  std::string written_by;           // "slice assignment", "`index_copy_`", "handed to `self.model.step`"
+  std::optional<Location> read_at;  // read as K/V by attention
+  std::string read_by;              // "F.scaled_dot_product_attention", "q @ k.transpose"
+  bool named_as_kv = false;         // its name says K/V (supporting evidence only)
+  // The allocation's shape as written, one expression per dimension (empty when it is not
+  // spelled out), and which dimensions are the positions (a length bound) and the rows (slots,
+  // batch, requests), by the names they read; none when no dimension says so.
+  std::vector<Expression> shape;
+  std::optional<uint32_t> positions_axis;
+  std::optional<uint32_t> rows_axis;
+};
+
 struct CacheSite {
   std::string cache_class;  // canonical simple name of the class constructed: "DynamicCache"
   std::string written;      // callee as written: "DC", "cu.DynamicCache"
@@ -247,6 +268,9 @@ struct CacheSite {
   // (C++ `caches_.push_back(slice)`, `caches_[id] = std::move(state)`), and cache_class is the
   // stored element's type as declared (`Tensor`, `int8_t*`).
   bool stores_existing = false;
+  // Set for raw K/V: a tensor allocation (`torch.zeros(...)`, cache_class "Tensor") that the
+  // class keeps and treats as keys or values; what was seen.
+  std::optional<RawKv> raw_kv;
 };
 
 // A call that makes transformers build a cache behind it.

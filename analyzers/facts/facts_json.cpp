@@ -81,6 +81,19 @@ struct Writer {
     return j;
   }
   json opt_expr(const std::optional<Expression>& e) const { return e ? expr(*e) : json(nullptr); }
+  json raw_kv(const RawKv& k) const {
+    json shape = json::array();
+    for (const auto& e : k.shape) shape.push_back(expr(e));
+    return {{"members", k.members},
+            {"written_at", k.written_at ? loc(*k.written_at) : json(nullptr)},
+            {"written_by", k.written_by},
+            {"read_at", k.read_at ? loc(*k.read_at) : json(nullptr)},
+            {"read_by", k.read_by},
+            {"named_as_kv", k.named_as_kv},
+            {"shape", std::move(shape)},
+            {"positions_axis", k.positions_axis ? json(*k.positions_axis) : json(nullptr)},
+            {"rows_axis", k.rows_axis ? json(*k.rows_axis) : json(nullptr)}};
+  }
   json args(const std::vector<Argument>& list) const {
     json a = json::array();
     for (const auto& arg : list)
@@ -239,7 +252,8 @@ json to_json(const FileFacts& f) {
                      {"guards", w.guards(s.guards)},
                      {"caller_requested", s.caller_requested},
                      {"inside_graph_capture", s.inside_graph_capture},
-                     {"stores_existing", s.stores_existing}});
+                     {"stores_existing", s.stores_existing},
+                     {"raw_kv", s.raw_kv ? w.raw_kv(*s.raw_kv) : json(nullptr)}});
 
   json& implicit = j["implicit_caches"] = json::array();
   for (const auto& s : f.implicit_caches)
@@ -418,6 +432,19 @@ FileFacts file_facts_from_json(const json& j) {
     site.caller_requested = s.at("caller_requested").get<bool>();
     site.inside_graph_capture = s.at("inside_graph_capture").get<bool>();
     site.stores_existing = s.at("stores_existing").get<bool>();
+    if (const json& k = s.at("raw_kv"); !k.is_null()) {
+      RawKv raw;
+      raw.members = k.at("members").get<std::vector<std::string>>();
+      if (!k.at("written_at").is_null()) raw.written_at = r.loc(k.at("written_at"));
+      raw.written_by = k.at("written_by").get<std::string>();
+      if (!k.at("read_at").is_null()) raw.read_at = r.loc(k.at("read_at"));
+      raw.read_by = k.at("read_by").get<std::string>();
+      raw.named_as_kv = k.at("named_as_kv").get<bool>();
+      for (const auto& e : k.at("shape")) raw.shape.push_back(r.expr(e));
+      if (!k.at("positions_axis").is_null()) raw.positions_axis = k.at("positions_axis").get<uint32_t>();
+      if (!k.at("rows_axis").is_null()) raw.rows_axis = k.at("rows_axis").get<uint32_t>();
+      site.raw_kv = std::move(raw);
+    }
     f.cache_sites.push_back(std::move(site));
   }
 

@@ -19,7 +19,8 @@ namespace kvlint::facts {
 // 10: reverse assignments, getattr reads in names, calls' arguments; calls' kv_read_only.
 // 11: guards' given names, calls' passes (keywords and guards of each call into an object).
 // 12: cache sites' stores_existing (a value pushed into a K/V container, not constructed).
-inline constexpr int kFactsJsonVersion = 12;
+// 13: cache sites' raw_kv (a kept tensor read as attention K/V).
+inline constexpr int kFactsJsonVersion = 13;
 
 nlohmann::json to_json(const FileFacts& facts);
 // Throws nlohmann::json::exception (or std::invalid_argument for an unknown

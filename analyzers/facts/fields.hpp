@@ -38,10 +38,15 @@ template <FactsStruct<Guard> T, class F>
 void fields(T& x, F&& f) {
   f(x.origin, x.negated, x.condition, x.self_attributes, x.parameters, x.calls, x.given);
 }
+template <FactsStruct<RawKv> T, class F>
+void fields(T& x, F&& f) {
+  f(x.members, x.written_at, x.written_by, x.read_at, x.read_by, x.named_as_kv, x.shape, x.positions_axis,
+    x.rows_axis);
+}
 template <FactsStruct<CacheSite> T, class F>
 void fields(T& x, F&& f) {
   f(x.cache_class, x.written, x.owner_class, x.method, x.loc, x.args, x.retention, x.retained_as,
-    x.container_key, x.guards, x.caller_requested, x.inside_graph_capture, x.stores_existing);
+    x.container_key, x.guards, x.caller_requested, x.inside_graph_capture, x.stores_existing, x.raw_kv);
 }
 template <FactsStruct<ImplicitCacheSite> T, class F>
 void fields(T& x, F&& f) {

@@ -31,6 +31,13 @@ bool passes_use_cache_true(std::string_view source);
 // project cache class, which the engine adds to the vocabulary and whose builders are seeds).
 bool may_build_cache(std::string_view source, const std::vector<std::string>& cache_classes);
 
+// The text raw K/V needs (analyzers/python/raw_kv.cpp): a tensor allocation (`zeros(`, `empty(`,
+// `full(`, `ones(`, their `_like` and `new_` forms) and a K/V marker: an attention call
+// (`scaled_dot_product_attention`, `flash_attn`) or a K/V name (`k_cache`, `self.keys`,
+// `self._kv`, `KVCache`, `_ring`, `past_k`). The front end records raw K/V only in a file that
+// passes, so this is exact for what it records.
+bool may_hold_raw_kv(std::string_view source);
+
 // ---- witnesses ----
 
 // `name` as a whole identifier anywhere (code, strings, comments).

@@ -176,6 +176,7 @@ void FileWalker::enter(TSNode node, TSFieldId field_id) {
     case Sym::Assignment:
       note_dict_write(node);
       on_assignment(node);
+      if (has_raw_kv_text_ && function_depth_ > 0) on_raw_kv_assignment(node);
       break;
     case Sym::AugmentedAssignment:
       on_assignment(node);
@@ -194,6 +195,7 @@ void FileWalker::enter(TSNode node, TSFieldId field_id) {
       break;
     case Sym::ForStatement:
       on_for(node);
+      if (has_raw_kv_text_) note_loop_binding(node);
       break;
     case Sym::WithStatement:
       on_with(node);
@@ -205,6 +207,9 @@ void FileWalker::enter(TSNode node, TSFieldId field_id) {
       if (has_scope_) on_scope_candidate(node);
       break;
     case Sym::BinaryOperator:
+      if (has_raw_kv_text_ && function_depth_ > 0) on_raw_kv_matmul(node);
+      if (has_scope_) on_scope_candidate(node);
+      break;
     case Sym::GeneratorExpression:
     case Sym::ListComprehension:
       if (has_scope_) on_scope_candidate(node);
@@ -253,6 +258,7 @@ void FileWalker::close_frame() {
 void FileWalker::close_class(ClassState& cls) {
   finish_pending_implicit_sites(cls);  // calls.cpp
   finish_class_cache_sites(cls);       // cache_sites.cpp
+  finish_class_raw_kv(cls);            // raw_kv.cpp
   apply_caller_guards(cls);            // guards.cpp
   finish_class_declarations(cls);      // declarations.cpp
 }
@@ -279,6 +285,7 @@ void FileWalker::on_call(TSNode call) {
   if (fs == Sym::Attribute && text(field(fn, g_.f_attribute)) == "update") note_dict_write(call);
   const bool dotted = is_dotted(fn);
   const std::string_view simple = dotted ? last_component(fn) : std::string_view{};
+  if (has_raw_kv_text_ && function_depth_ > 0) on_raw_kv_call(call, fn);  // raw_kv.cpp
 
   const bool writes_kv = (!use_cache_at_.empty() || !past_key_values_at_.empty()) && writes_kv_call(call);
   if (!captures_open_.empty() && dotted) note_captured_call(fn, writes_kv);

@@ -52,6 +52,7 @@
 #include "analyzers/facts/vocabulary.hpp"
 #include "analyzers/python/syntax.hpp"
 #include "analyzers/python/text.hpp"
+#include "analyzers/python/text_scan.hpp"
 
 namespace kvlint::python::detail {
 
@@ -118,6 +119,26 @@ struct ClassState {
   std::unordered_map<std::string, std::vector<facts::SpecFact>> helper_specs;
   std::unordered_map<std::string, std::vector<facts::Forward>> helper_forwards;
   std::optional<std::size_t> active_declaration;
+  // Raw K/V (raw_kv.cpp): the class's tensor allocations kept on self, or bound to a local that
+  // may be stored there later, and the uses of its attributes, by attribute.
+  struct RawAllocation {
+    CacheSite site;                  // cache_class "Tensor"; retention once kept
+    std::string member;              // the attribute of self keeping it; empty while only a local
+    std::string key;                 // the dict key or keyword it is stored under (`k_ring=`)
+    std::string_view local;          // the local it is bound to, until stored
+    const void* function = nullptr;  // that local's function node
+    bool in_container = false;
+    bool integer_dtype = false;  // `dtype=torch.long`, `torch.int32`, `torch.bool`
+    int32_t dims = -1;           // dimensions its shape spells out; -1 unknown
+    std::vector<Expression> shape;
+  };
+  std::vector<RawAllocation> raw_allocations;
+  struct RawKvUse {
+    enum class Kind { Write, Read, Pass } kind;
+    Location loc;
+    std::string what;
+  };
+  std::unordered_map<std::string, std::vector<RawKvUse>> raw_kv_uses;
 };
 
 struct Frame {
@@ -142,6 +163,9 @@ struct Frame {
   // (nested defs and classes left out: they have frames of their own), recorded by the walk
   // itself (note_dict_write) so a `**name` splat reads them without walking the body again.
   std::vector<TSNode> dict_writes;
+  // The latest value bound to each local (`x = <expr>`, a loop over something kept on self), as
+  // the walk passes it: raw_kv.cpp reads a local back to the attribute it came from.
+  std::unordered_map<std::string_view, TSNode> latest_binding;
 };
 
 // One open node on the walk.
@@ -186,6 +210,7 @@ class FileWalker {
     use_cache_at_ = find_all(src_, kUseCache);
     past_key_values_at_ = find_all(src_, kPastKeyValues);
     has_capacity_source_ = contains(src_, "capacity_source");
+    has_raw_kv_text_ = may_hold_raw_kv(src_);
     has_scope_ = contains(src_, "scope");
   }
 
@@ -488,6 +513,23 @@ class FileWalker {
   void note_captured_call(TSNode fn, bool writes_kv);
   void on_capture_candidate(TSNode call, TSNode fn, bool is_capture_begin, std::string_view resolved);
 
+  // ---- raw_kv.cpp ------------------------------------------------------------------
+  using RawAllocation = ClassState::RawAllocation;
+  using RawKvUse = ClassState::RawKvUse;
+  bool is_tensor_allocation(TSNode fn, std::string_view simple) const;
+  std::string kept_member(TSNode n, int depth = 0);
+  void note_raw_kv_use(ClassState& cls, std::string member, RawKvUse::Kind kind, TSNode at, std::string what);
+  void on_raw_kv_call(TSNode call, TSNode fn);
+  bool attention_kv_argument(TSNode a, uint32_t position) const;
+  void on_raw_kv_matmul(TSNode binary);
+  void on_raw_kv_assignment(TSNode node);
+  void promote_raw_local(Frame& func, ClassState& cls, std::string_view local, TSNode target,
+                         bool in_container);
+  void note_loop_binding(TSNode for_node);
+  void on_tensor_allocation(ClassState& cls, TSNode call, TSNode fn);
+  int32_t shape_of(TSNode call, std::vector<facts::Expression>& out);
+  void finish_class_raw_kv(ClassState& cls);
+
   // ---- suppressions.cpp ------------------------------------------------------------
   void on_comment(TSNode node);
   uint32_t applies_to_line(TSNode comment) const;
@@ -519,6 +561,7 @@ class FileWalker {
     return it != at.end() && *it + length <= end;
   }
   bool has_capacity_source_ = false;
+  bool has_raw_kv_text_ = false;  // python::may_hold_raw_kv: raw K/V is recorded only then
   bool has_scope_ = false;
   std::size_t problem_count_ = 0;
   std::optional<Location> more_problems_loc_;

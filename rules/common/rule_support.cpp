@@ -51,6 +51,13 @@ std::string quoted(std::string_view text) {
 }
 
 std::string describe_construction(const facts::CacheSite& site, std::string_view verb) {
+  if (site.raw_kv) {
+    // What was seen, not a class: the tensors and how they were allocated.
+    std::string members;
+    for (const auto& m : site.raw_kv->members) members += (members.empty() ? "`" : "/`") + m + "`";
+    return fmt::format("allocates raw K/V tensor{} {} with `{}`", site.raw_kv->members.size() == 1 ? "" : "s",
+                       members, site.written);
+  }
   if (!site.stores_existing) return fmt::format("{} a `{}`", verb, site.cache_class);
   const char first = site.cache_class.empty() ? 'x' : site.cache_class.front();
   const bool vowel = first == 'a' || first == 'e' || first == 'i' || first == 'o' || first == 'A' ||
@@ -58,9 +65,30 @@ std::string describe_construction(const facts::CacheSite& site, std::string_view
   return fmt::format("stores {} `{}`", vowel ? "an" : "a", site.cache_class);
 }
 
+// How raw K/V was used as K/V: "written as K/V by slice assignment at line 26, read as K/V by
+// `F.scaled_dot_product_attention` at line 31".
+std::string describe_raw_kv_use(const facts::RawKv& kv) {
+  std::string uses;
+  if (kv.written_at)
+    uses = kv.written_by.starts_with("handed to") || kv.written_by.starts_with("installed as")
+               ? fmt::format("{} at line {}", kv.written_by, kv.written_at->line)
+               : fmt::format("written as K/V by {} at line {}", kv.written_by, kv.written_at->line);
+  if (kv.read_at)
+    uses += fmt::format("{}read as K/V by `{}` at line {}", uses.empty() ? "" : ", ", kv.read_by,
+                        kv.read_at->line);
+  return uses;
+}
+
 std::string describe_retention(const facts::CacheSite& site, const Spelling& spelling) {
   using R = facts::Retention;
   const std::string as = spelling.code(site.retained_as);
+  if (site.raw_kv && (site.retention == R::SelfAttribute || site.retention == R::SelfContainer)) {
+    const std::string kept =
+        site.retention == R::SelfContainer && site.container_key && !site.container_key->text.empty()
+            ? fmt::format("keeps them per `{}` in `{}`", site.container_key->text, as)
+            : fmt::format("keeps them in `{}`", as);
+    return fmt::format("{} ({})", kept, describe_raw_kv_use(*site.raw_kv));
+  }
   switch (site.retention) {
     case R::SelfAttribute:
       return as.empty() ? "keeps one on the instance" : fmt::format("keeps one as `{}`", as);

@@ -29,6 +29,8 @@ class Spelling;
 // How a cache site keeps its object, as a clause: "keeps one per `request_id` in
 // `self._caches`", "keeps one as `self.cache`" (C++: "`cache_`"), "builds one per call".
 std::string describe_retention(const facts::CacheSite& site, const Spelling& spelling);
+// Raw K/V: how the code used it as K/V ("written as K/V by slice assignment at line 26, ...").
+std::string describe_raw_kv_use(const facts::RawKv& kv);
 
 // What a site does, for messages: "constructs a `DynamicCache`" (with the verb given:
 // "constructs", "builds"), or "stores an `int8_t*`" where it stores a value made elsewhere.

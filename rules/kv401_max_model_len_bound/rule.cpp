@@ -23,6 +23,9 @@ checkpoint's `max_position_embeddings` -- the same bound under its transformers 
 from one earlier in the declaration (`positions = self.config.max_position_embeddings`), or
 through a module or class constant assigned from one (`CODEC_POSITIONS = DEFAULTS.max_model_len`).
 
+Silent when the declaring class (or a class it holds) allocates raw K/V whose shape reads the same
+bound -- a pool of `ceil(max_model_len / block_size)` pages per slot really is bounded by it.
+
 ## Why it matters
 The reference document: "**No cache is bounded by `max_model_len`.** Each has its own mechanism:
 a sliding window, a decode-loop trip count, an encoder frame limit, a constant." `max_model_len`
@@ -82,6 +85,9 @@ class Check final : public Rule {
         bound = engine_bound(*via);
         if (bound.empty()) continue;
       }
+      if (facts::ClassRef cls = project.class_of(*ref.file, owner);
+          cls && raw_kv_sized_by(project, cls, bound))
+        continue;
       facts::Location loc = ss::field_loc(*ref.spec, "physical_capacity_positions");
       Finding f = kvlint::make_finding(kInfo, loc, owner);
       f.message = fmt::format(
@@ -103,6 +109,25 @@ class Check final : public Rule {
     for (std::string_view name : {"max_model_len", "max_position_embeddings"})
       if (ss::reads_name_containing(e, name)) return name;
     return {};
+  }
+  // The owner (or a class it holds) allocates raw K/V whose shape reads `bound`, directly, through
+  // a local (`total_blocks`) or through an attribute assigned from it (`self._blocks_per_slot =
+  // ceil(max_model_len / block_size)`): the pool really is sized by the engine's bound.
+  static bool raw_kv_sized_by(const facts::Project& project, facts::ClassRef owner, std::string_view bound) {
+    for (facts::ClassRef k : project.owned_closure(owner))
+      for (const facts::CacheSite* site : project.cache_sites_of(k)) {
+        if (!site->raw_kv) continue;
+        for (const facts::Expression& dim : site->raw_kv->shape) {
+          if (ss::reads_name_containing(dim, bound)) return true;
+          for (const std::string& name : dim.names) {
+            if (!name.starts_with("self.")) continue;
+            const std::string attribute = name.substr(5, name.find('.', 5) - 5);
+            for (const facts::AttributeAssignment* a : project.attribute_assignments_of(k, attribute))
+              if (ss::reads_name_containing(a->value, bound)) return true;
+          }
+        }
+      }
+    return false;
   }
   // The declaration's last assignment to `name` before the spec.
   static const facts::LocalAssignment* last_local(const facts::Declaration& d, std::string_view name,

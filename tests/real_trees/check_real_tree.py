@@ -31,7 +31,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 # Files that can hold a site at all; the rest cannot produce facts we triage.
-ANCHORS = ("Cache", "graph", "Graph", "use_cache", "model_local_kv_specs", "capture")
+# Raw K/V (plain tensors read as K/V) needs one of the markers python::may_hold_raw_kv looks for.
+ANCHORS = ("Cache", "graph", "Graph", "use_cache", "model_local_kv_specs", "capture",
+           "scaled_dot_product_attention", "flash_attn", "k_cache", "v_cache", "self.keys", "self.values",
+           "self._keys", "self._values", "self.kv", "self._kv", "KV", "Kv", "_ring", "past_k", "past_v",
+           "cache_k", "cache_v", "k_buf", "v_buf")
 
 
 def corpus_dir() -> Path:

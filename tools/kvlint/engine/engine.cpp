@@ -234,14 +234,16 @@ class PrefilterScan {
   std::uint64_t id(bool is_cpp) const { return is_cpp ? cpp_id_ : python_id_; }
   bool found_in(bool is_cpp, std::string_view content) const {
     return is_cpp ? cpp_search_.found_in(content)
-                  : python_search_.found_in(content) || reads_scope_and_multiplicity(content);
+                  : python_search_.found_in(content) || reads_scope_and_multiplicity(content) ||
+                        python::may_hold_raw_kv(content);
   }
   // Of the Python files it passes: whether one may hold a seed fact (python/text_scan.hpp),
   // else it can only give context and is deferred (CheckOptions::defer_context).
   std::uint64_t seed_id() const { return seed_id_; }
   bool may_hold_seed(std::string_view content) const {
     return seed_search_.found_in(content) || reads_scope_and_multiplicity(content) ||
-           python::may_build_cache(content, cache_classes_) || python::passes_use_cache_true(content);
+           python::may_build_cache(content, cache_classes_) || python::passes_use_cache_true(content) ||
+           python::may_hold_raw_kv(content);
   }
 
  private:
@@ -251,9 +253,11 @@ class PrefilterScan {
         cpp_search_(cpp),
         seed_search_(seeds),
         cache_classes_(cache_classes),
-        python_id_(scan_id("prefilter", false, python)),
+        // "+raw-kv": the Python scans also pass python::may_hold_raw_kv's files.
+        python_id_(scan_id("prefilter+raw-kv", false, python)),
         cpp_id_(scan_id("prefilter-cpp", false, cpp)),
-        seed_id_(scan_id("seed", false, seeds) ^ scan_id("seed-cache-classes", false, cache_classes)) {}
+        seed_id_(scan_id("seed+raw-kv", false, seeds) ^ scan_id("seed-cache-classes", false, cache_classes)) {
+  }
   NeedleSearch python_search_;
   NeedleSearch cpp_search_;
   NeedleSearch seed_search_;

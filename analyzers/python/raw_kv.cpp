@@ -1,0 +1,628 @@
+// Where Python raw K/V comes from: tensors a class allocates and keeps (on self, in a container
+// on self, in a dict kept there) and treats as attention keys or values, although no cache class
+// built them (facts::CacheSite with cache_class "Tensor" and facts::RawKv). K/V is known by what
+// the code does: written in a step (slice assignment, copy_, index_copy_, scatter_, growth by
+// torch.cat), read by attention (scaled_dot_product_attention, flash-attn, `q @ k`), or handed on
+// to a call; a name that says K/V (`k_cache`, `keys`, `_kv_buf`, a class named `...KVCache`) is
+// evidence beside a use, never alone. Look-alikes are left out by what they are: parameters,
+// tensors under two dimensions, names of rotary tables, masks, positions, convolution or hidden
+// state, and whatever the class only stores from a parameter (the engine's paged pool).
+//
+// The uses are recorded by the walk as it passes (any order against the allocation); the class's
+// allocations are judged when its node closes (finish_class_raw_kv).
+#include <algorithm>
+#include <array>
+
+#include "analyzers/python/walker.hpp"
+
+namespace kvlint::python::detail {
+namespace {
+
+// `torch.<name>(...)` allocates a tensor of a shape it is given (or of another's, `_like`).
+constexpr std::array<std::string_view, 9> kTorchAllocators = {
+    "empty", "zeros", "full", "ones", "empty_like", "zeros_like", "full_like", "ones_like", "empty_strided"};
+// `<tensor>.<name>(...)`.
+constexpr std::array<std::string_view, 4> kTensorAllocators = {"new_empty", "new_zeros", "new_full",
+                                                               "new_ones"};
+// In-place writes that put K/V into a kept tensor at a position.
+constexpr std::array<std::string_view, 7> kInPlaceWrites = {
+    "copy_", "index_copy_", "index_put_", "scatter_", "index_add_", "masked_scatter_", "slice_scatter"};
+// Calls that read keys and values as attention does.
+constexpr std::array<std::string_view, 9> kAttentionReads = {"scaled_dot_product_attention",
+                                                             "flash_attn_func",
+                                                             "flash_attn_with_kvcache",
+                                                             "flash_attn_varlen_func",
+                                                             "flash_attn_kvpacked_func",
+                                                             "flash_attn_varlen_kvpacked_func",
+                                                             "memory_efficient_attention",
+                                                             "sdpa",
+                                                             "flex_attention"};
+constexpr std::array<std::string_view, 3> kMatmuls = {"matmul", "bmm", "einsum"};
+// Views between a kept tensor and the use (`self.k_cache[layer].narrow(2, pos, 1).copy_(k)`).
+constexpr std::array<std::string_view, 16> kViews = {
+    "transpose", "view",    "narrow", "select", "permute", "reshape", "contiguous", "flatten",
+    "unsqueeze", "squeeze", "expand", "to",     "unbind",  "split",   "chunk",      "index_select"};
+// Calls whose argument is no K/V use: queries and builtins.
+constexpr std::array<std::string_view, 14> kNotUses = {"len",   "isinstance", "getattr", "hasattr",   "print",
+                                                       "id",    "type",       "zip",     "enumerate", "range",
+                                                       "tuple", "list",       "super",   "str"};
+
+template <std::size_t N>
+bool among(const std::array<std::string_view, N>& list, std::string_view s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+// `_k_ring`, `kvBuffer`, `StreamingAudioKVCache` as lower-case tokens: split at `_` and where
+// CamelCase starts a word (`KVCache` -> kv, cache).
+std::vector<std::string> name_tokens(std::string_view name) {
+  std::vector<std::string> tokens;
+  std::string current;
+  auto flush = [&] {
+    if (!current.empty()) tokens.push_back(lower(current));
+    current.clear();
+  };
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '_' || c == '.' || c == '[' || c == ']' || c == '"' || c == '\'') {
+      flush();
+      continue;
+    }
+    const bool upper = c >= 'A' && c <= 'Z';
+    const bool prev_lower =
+        i > 0 && ((name[i - 1] >= 'a' && name[i - 1] <= 'z') || (name[i - 1] >= '0' && name[i - 1] <= '9'));
+    const bool next_lower = i + 1 < name.size() && name[i + 1] >= 'a' && name[i + 1] <= 'z';
+    const bool prev_upper = i > 0 && name[i - 1] >= 'A' && name[i - 1] <= 'Z';
+    if (upper && (prev_lower || (prev_upper && next_lower))) flush();
+    current.push_back(c);
+  }
+  flush();
+  return tokens;
+}
+
+// A name that says keys or values: a token `k`, `v`, `kv`, `key(s)`, `value(s)`, `past`, or one
+// that starts with `kv` (`kvcache`, `kvbuf`).
+bool says_kv(std::string_view name) {
+  for (const std::string& t : name_tokens(name))
+    if (t == "k" || t == "v" || t == "key" || t == "keys" || t == "value" || t == "values" || t == "past" ||
+        t == "kcache" || t == "vcache" || starts_with(t, "kv"))
+      return true;
+  return false;
+}
+
+// A name that says what the tensor is, and it is not K/V: rotary tables, masks, positions,
+// convolution and hidden state, weights.
+bool says_not_kv(std::string_view name) {
+  static constexpr std::array<std::string_view, 40> kLookalikes = {
+      "conv",   "cnn",    "cos",     "sin",     "rotary",   "rope",      "freq",    "freqs",
+      "inv",    "mask",   "masks",   "pos",     "position", "positions", "pad",     "padding",
+      "hidden", "parity", "hist",    "history", "prev",     "bias",      "weight",  "weights",
+      "embed",  "ids",    "offset",  "offsets", "index",    "indices",   "idx",     "table",
+      "tables", "lens",   "lengths", "count",   "counts",   "ptr",       "seqlens", "logits"};
+  for (const std::string& t : name_tokens(name))
+    if (among(kLookalikes, t)) return true;
+  return false;
+}
+
+// Which dimension of a shape this is, by the names it reads.
+bool reads_one_of(const facts::Expression& e, std::initializer_list<std::string_view> words) {
+  auto has = [&](std::string_view s) {
+    for (const std::string& t : name_tokens(s))
+      for (std::string_view w : words)
+        if (t == w) return true;
+    return false;
+  };
+  if (has(e.text)) return true;
+  return std::any_of(e.names.begin(), e.names.end(), [&](const std::string& n) { return has(n); });
+}
+
+}  // namespace
+
+// `torch.zeros(...)`, `torch.empty_like(x)`, `x.new_zeros(...)`: a call that allocates a tensor.
+bool FileWalker::is_tensor_allocation(TSNode fn, std::string_view simple) const {
+  if (sym(fn) != Sym::Attribute && sym(fn) != Sym::Identifier) return false;
+  if (sym(fn) == Sym::Attribute && among(kTensorAllocators, simple)) return true;
+  if (!among(kTorchAllocators, simple)) return false;
+  return starts_with(resolve(strip_view(fn)), "torch.");
+}
+
+// The attribute of self a value lives in: `self.k_cache[layer].narrow(2, pos, 1)` -> "k_cache",
+// `layer["k_ring"]` after `layer = self.layers[i]` (or `for layer in self.layers`) -> "layers";
+// empty when it is not kept on self.
+std::string FileWalker::kept_member(TSNode n, int depth) {
+  for (int steps = 0; steps < 32 && !ts_node_is_null(n); ++steps) {
+    spend(1);
+    n = unwrap_parens(n);
+    switch (sym(n)) {
+      case Sym::Subscript:
+        n = field(n, g_.f_value);
+        continue;
+      case Sym::Call: {
+        TSNode fn = field(n, g_.f_function);
+        if (sym(fn) != Sym::Attribute || !among(kViews, text(field(fn, g_.f_attribute)))) return {};
+        n = field(fn, g_.f_object);
+        continue;
+      }
+      case Sym::Attribute: {
+        TSNode object = field(n, g_.f_object);
+        if (sym(object) == Sym::Identifier && text(object) == "self")
+          return std::string(text(field(n, g_.f_attribute)));
+        n = object;
+        continue;
+      }
+      case Sym::Identifier: {
+        if (depth > 2) return {};
+        const std::string_view name = text(n);
+        if (name == "self") return {};
+        Frame* func = function_frame();
+        if (!func) return {};
+        // The walk is in source order: the latest binding seen is the one in force here.
+        const auto found = func->latest_binding.find(name);
+        if (found == func->latest_binding.end() || ts_node_start_byte(found->second) >= ts_node_start_byte(n))
+          return {};
+        return kept_member(found->second, depth + 1);
+      }
+      default:
+        return {};
+    }
+  }
+  return {};
+}
+
+void FileWalker::note_raw_kv_use(ClassState& cls, std::string member, RawKvUse::Kind kind, TSNode at,
+                                 std::string what) {
+  auto& uses = cls.raw_kv_uses[std::move(member)];
+  for (const auto& u : uses)
+    if (u.kind == kind) return;  // the first of each kind is evidence enough
+  uses.push_back({kind, loc(at), std::move(what)});
+}
+
+// A call: an allocation that may be kept, or a use of a kept tensor.
+void FileWalker::on_raw_kv_call(TSNode call, TSNode fn) {
+  ClassState* cls = owner_state();
+  Frame* func = function_frame();
+  if (!cls || !func || cls->is_cache_class) return;
+  // The method or function called, also on a receiver that is no dotted name
+  // (`self.k_cache[layer].copy_(k)`); a subscripted callee (`kernel[grid](...)`) has none.
+  const std::string_view simple = sym(fn) == Sym::Attribute    ? text(field(fn, g_.f_attribute))
+                                  : sym(fn) == Sym::Identifier ? text(fn)
+                                                               : std::string_view{};
+  if (is_tensor_allocation(fn, simple)) {
+    on_tensor_allocation(*cls, call, fn);
+    return;
+  }
+  TSNode args = field(call, g_.f_arguments);
+  if (sym(fn) == Sym::Attribute && among(kInPlaceWrites, simple)) {
+    if (std::string m = kept_member(field(fn, g_.f_object)); !m.empty())
+      note_raw_kv_use(*cls, std::move(m), RawKvUse::Kind::Write, call, "`" + std::string(simple) + "`");
+    return;
+  }
+  const bool attention = among(kAttentionReads, simple);
+  const bool matmul = among(kMatmuls, simple) && starts_with(resolve(strip_view(fn)), "torch.");
+  if (ts_node_is_null(args) || sym(args) != Sym::ArgumentList) return;
+  // A local allocation handed to a container on self: `self._rings.append(ring)`.
+  const bool container_store = sym(fn) == Sym::Attribute &&
+                               (simple == "append" || simple == "insert" || simple == "setdefault") &&
+                               rooted_at_self(field(fn, g_.f_object));
+  const bool not_a_use = among(kNotUses, simple);
+  uint32_t position = 0;
+  for_each_named_child(sub_, args, [&](TSNode a, TSFieldId) {
+    TSNode value = sym(a) == Sym::KeywordArgument ? field(a, g_.f_value) : a;
+    if (container_store && sym(unwrap_parens(value)) == Sym::Identifier) {
+      promote_raw_local(*func, *cls, text(unwrap_parens(value)), field(fn, g_.f_object), true);
+      return true;
+    }
+    if (not_a_use) return true;
+    if (attention && !attention_kv_argument(a, position)) {
+      ++position;
+      return true;
+    }
+    if (sym(a) != Sym::KeywordArgument) ++position;
+    std::string m = kept_member(value);
+    if (m.empty()) return true;
+    if (attention || matmul)
+      note_raw_kv_use(*cls, std::move(m), RawKvUse::Kind::Read, call, strip_spaces(text(fn)));
+    else
+      note_raw_kv_use(*cls, std::move(m), RawKvUse::Kind::Pass, call,
+                      "handed to `" + strip_spaces(text(fn)) + "`");
+    return true;
+  });
+}
+
+// Whether argument `a` (the `position`-th positional, or a keyword) of an attention call is its
+// keys or values: the second and third positionals (query first), or a K/V keyword; not the
+// mask, scale or anything after.
+bool FileWalker::attention_kv_argument(TSNode a, uint32_t position) const {
+  if (sym(a) == Sym::KeywordArgument) {
+    const std::string_view k = text(field(a, g_.f_name));
+    return k == "key" || k == "value" || k == "k" || k == "v" || k == "k_cache" || k == "v_cache" ||
+           k == "kv_cache" || k == "kv";
+  }
+  return position == 1 || position == 2;
+}
+
+// `q @ self.k_cache.transpose(-1, -2)`: a read as attention does.
+void FileWalker::on_raw_kv_matmul(TSNode binary) {
+  ClassState* cls = owner_state();
+  if (!cls || !function_frame() || text(field(binary, g_.f_operator)) != "@") return;
+  for (TSNode side : {field(binary, g_.f_left), field(binary, g_.f_right)})
+    if (std::string m = kept_member(side); !m.empty())
+      note_raw_kv_use(*cls, std::move(m), RawKvUse::Kind::Read, binary, "@");
+}
+
+// `self.keys[i, :n] = k` (a write), `self.k = torch.cat([self.k, k], 2)` (growth), and a local
+// allocation stored on self: `self._buffer = buffer`, `self._kv, self._tables = caches, tables`.
+void FileWalker::on_raw_kv_assignment(TSNode node) {
+  ClassState* cls = owner_state();
+  Frame* func = function_frame();
+  if (!cls || !func || cls->is_cache_class) return;
+  TSNode left = field(node, g_.f_left);
+  TSNode right = unwrap_parens(field(node, g_.f_right));
+  if (ts_node_is_null(left) || ts_node_is_null(right)) return;
+  if (sym(left) == Sym::Subscript) {
+    if (std::string m = kept_member(field(left, g_.f_value)); !m.empty()) {
+      note_raw_kv_use(*cls, std::move(m), RawKvUse::Kind::Write, node, "slice assignment");
+      return;
+    }
+  }
+  if (is_self_attribute(left) && sym(right) == Sym::Call) {
+    TSNode fn = field(right, g_.f_function);
+    const std::string_view simple = sym(fn) == Sym::Attribute ? text(field(fn, g_.f_attribute)) : text(fn);
+    const std::string_view member = text(field(left, g_.f_attribute));
+    if ((simple == "cat" || simple == "concat" || simple == "concatenate") &&
+        contains(text(field(right, g_.f_arguments)), text(left)))
+      note_raw_kv_use(*cls, std::string(member), RawKvUse::Kind::Write, node, "`torch.cat` growth");
+  }
+  // `layer.kv_cache = kv` (or `[kv]`) after `for layer, kv in zip(..., self._kv_caches)`: the
+  // tensor is installed as another object's K/V (an attention layer's).
+  if (sym(left) == Sym::Attribute && !rooted_at_self(left) && says_kv(text(field(left, g_.f_attribute)))) {
+    TSNode value =
+        sym(right) == Sym::List && ts_node_named_child_count(right) == 1 ? named_child(right, 0) : right;
+    if (std::string m = kept_member(value); !m.empty())
+      note_raw_kv_use(*cls, std::move(m), RawKvUse::Kind::Pass, node, "`" + strip_spaces(text(left)) + "`");
+  }
+  if (cls->raw_allocations.empty()) return;
+  if (sym(right) == Sym::Identifier && (sym(left) == Sym::Attribute || sym(left) == Sym::Subscript)) {
+    promote_raw_local(*func, *cls, text(right), left, false);
+    return;
+  }
+  // `self.a, self.b = x, y`: pair the two sides.
+  if (ts_node_named_child_count(left) >= 2 &&
+      ts_node_named_child_count(left) == ts_node_named_child_count(right) &&
+      sym(right) == Sym::ExpressionList) {
+    for (uint32_t i = 0; i < ts_node_named_child_count(left); ++i) {
+      TSNode target = named_child(left, i), value = unwrap_parens(named_child(right, i));
+      if (sym(value) == Sym::Identifier && (sym(target) == Sym::Attribute || sym(target) == Sym::Subscript))
+        promote_raw_local(*func, *cls, text(value), target, false);
+    }
+  }
+}
+
+// A local holding an allocation (`buffer = torch.empty(...)`) stored on self: it is kept there.
+void FileWalker::promote_raw_local(Frame& func, ClassState& cls, std::string_view local, TSNode target,
+                                   bool in_container) {
+  TSNode holder = sym(target) == Sym::Subscript ? field(target, g_.f_value) : target;
+  if (!rooted_at_self(holder)) return;
+  std::string member = kept_member(holder);
+  if (member.empty()) return;
+  for (auto& pending : cls.raw_allocations) {
+    if (pending.function != func.node.id || pending.local != local || !pending.member.empty()) continue;
+    pending.member = member;
+    const bool container = in_container || sym(target) == Sym::Subscript || pending.in_container;
+    pending.site.retention = container ? Retention::SelfContainer : Retention::SelfAttribute;
+    pending.site.retained_as = strip_spaces(text(holder));
+    if (sym(target) == Sym::Subscript) {
+      TSNode key = field(target, g_.f_subscript);
+      if (!ts_node_is_null(key)) pending.site.container_key = make_expr(key);
+    }
+  }
+}
+
+// `for layer in self.layers:`, `for i, layer in enumerate(self.layers):`, `for k, v in
+// zip(self.k_cache, self.v_cache):` bind names to what is kept on self (kept_member reads them).
+void FileWalker::note_loop_binding(TSNode for_node) {
+  Frame* func = function_frame();
+  if (!func || !owner_state()) return;
+  TSNode left = field(for_node, g_.f_left);
+  TSNode right = unwrap_parens(field(for_node, g_.f_right));
+  if (ts_node_is_null(left) || ts_node_is_null(right)) return;
+  if (sym(left) == Sym::Identifier) {
+    if (rooted_at_self(right)) func->latest_binding[text(left)] = right;
+    return;
+  }
+  if (sym(right) != Sym::Call) return;
+  const std::string_view callee = text(field(right, g_.f_function));
+  TSNode args = field(right, g_.f_arguments);
+  std::vector<TSNode> sources;
+  for_each_named_child(sub_, args, [&](TSNode a, TSFieldId) {
+    if (sym(a) != Sym::KeywordArgument) sources.push_back(a);  // `strict=True`
+    return true;
+  });
+  std::vector<TSNode> targets;
+  for_each_named_child(sub_, left, [&](TSNode t, TSFieldId) {
+    targets.push_back(t);
+    return true;
+  });
+  if (callee == "enumerate" && sources.size() == 1 && targets.size() == 2 &&
+      sym(targets[1]) == Sym::Identifier && rooted_at_self(sources[0]))
+    func->latest_binding[text(targets[1])] = sources[0];
+  if (callee == "zip" && sources.size() == targets.size())
+    for (std::size_t i = 0; i < targets.size(); ++i)
+      if (sym(targets[i]) == Sym::Identifier && rooted_at_self(sources[i]))
+        func->latest_binding[text(targets[i])] = sources[i];
+}
+
+// An allocation: where it goes, climbing the open nodes (as retention_of does for a cache).
+void FileWalker::on_tensor_allocation(ClassState& cls, TSNode call, TSNode fn) {
+  RawAllocation a;
+  bool in_container = false;
+  std::size_t index = open_.size() - 1;
+  TSNode kept_in{};  // the self-rooted place it is stored in
+  TSNode local{};    // or the local it is bound to
+  bool done = false;
+  while (index > 0 && !done) {
+    const Open& parent = open_[index - 1];
+    const Open& child = open_[index];
+    switch (parent.sym) {
+      case Sym::ParenthesizedExpression:
+      case Sym::ConditionalExpression:
+        break;
+      case Sym::List:
+      case Sym::Tuple:
+      case Sym::ListComprehension:
+      case Sym::GeneratorExpression:
+      case Sym::Dictionary:
+        in_container = true;
+        break;
+      case Sym::Pair: {
+        TSNode key = field(parent.node, g_.f_key);
+        std::string decoded;
+        if (sym(key) == Sym::String && decode_string(key, decoded)) a.key = decoded;
+        in_container = true;
+        break;
+      }
+      case Sym::KeywordArgument:
+        if (a.key.empty()) a.key = std::string(text(field(parent.node, g_.f_name)));
+        break;
+      case Sym::ArgumentList: {
+        if (index < 2 || open_[index - 2].sym != Sym::Call) return;
+        TSNode outer = open_[index - 2].node;
+        TSNode outer_fn = field(outer, g_.f_function);
+        const std::string_view outer_simple =
+            sym(outer_fn) == Sym::Attribute ? text(field(outer_fn, g_.f_attribute)) : text(outer_fn);
+        if (outer_simple == "dict") {  // `dict(k_ring=torch.zeros(...))`
+          in_container = true;
+          --index;  // continue above the dict call
+          break;
+        }
+        if (outer_simple == "register_buffer" && is_self_attribute(outer_fn)) {
+          TSNode name = first_positional(outer);
+          std::string decoded;
+          if (ts_node_eq(name, child.node) || sym(name) != Sym::String || !decode_string(name, decoded))
+            return;
+          a.member = decoded;
+          a.site.retention = Retention::SelfAttribute;
+          a.site.retained_as = "self." + decoded;
+          done = true;
+          break;
+        }
+        if (sym(outer_fn) == Sym::Attribute &&
+            (outer_simple == "append" || outer_simple == "insert" || outer_simple == "setdefault") &&
+            rooted_at_self(field(outer_fn, g_.f_object))) {
+          kept_in = field(outer_fn, g_.f_object);
+          in_container = true;
+          done = true;
+          break;
+        }
+        return;  // an argument of anything else: `nn.Parameter(...)`, `torch.cat([...])`
+      }
+      case Sym::Assignment: {
+        if (child.field != g_.f_right) return;
+        TSNode left = field(parent.node, g_.f_left);
+        if (sym(left) == Sym::Identifier) {
+          local = left;
+        } else if (sym(left) == Sym::Subscript && rooted_at_self(field(left, g_.f_value))) {
+          kept_in = left;
+        } else if (sym(left) == Sym::Attribute && rooted_at_self(left)) {
+          kept_in = left;
+        } else {
+          return;
+        }
+        done = true;
+        break;
+      }
+      default:
+        return;
+    }
+    --index;
+  }
+  if (!done) return;
+  a.site.cache_class = "Tensor";
+  a.site.written = strip_spaces(text(fn));
+  a.site.owner_class = cls.name;
+  a.site.method = method_name();
+  a.site.loc = loc(call);
+  a.site.args = args_of(call);
+  resolve_local_aliases(a.site.args, call);
+  a.site.guards = current_guards();
+  for (const auto& cap : captures_open_)
+    if (out_.captures[cap].kind == CaptureSite::Kind::GraphContext) a.site.inside_graph_capture = true;
+  a.in_container = in_container;
+  a.dims = shape_of(call, a.shape);
+  for (const Argument& arg : a.site.args)
+    if (arg.keyword == "dtype") {
+      const std::string dtype = lower(arg.value.text);
+      a.integer_dtype = contains(dtype, "int") || contains(dtype, "long") || contains(dtype, "bool");
+    }
+  if (!ts_node_is_null(kept_in)) {
+    TSNode holder = sym(kept_in) == Sym::Subscript ? field(kept_in, g_.f_value) : kept_in;
+    a.member = kept_member(holder);
+    if (a.member.empty()) return;
+    const bool container = in_container || sym(kept_in) == Sym::Subscript || holder.id != kept_in.id;
+    a.site.retention = container ? Retention::SelfContainer : Retention::SelfAttribute;
+    a.site.retained_as = strip_spaces(text(holder));
+    if (sym(kept_in) == Sym::Subscript) {
+      TSNode key = field(kept_in, g_.f_subscript);
+      if (!ts_node_is_null(key)) a.site.container_key = make_expr(key);
+    }
+  } else if (!ts_node_is_null(local)) {
+    a.local = text(local);
+    a.function = function_frame()->node.id;
+  }
+  cls.raw_allocations.push_back(std::move(a));
+}
+
+// The dimensions an allocation's shape spells out (`torch.zeros(L, B, H, T, D)`,
+// `torch.empty((L, B, H, T, D))`, `torch.empty(shape)` after `shape = (L, T, H, D)`), each as an
+// expression in `out`; -1 when the shape is not written out (`empty_like`, a shape read elsewhere).
+int32_t FileWalker::shape_of(TSNode call, std::vector<facts::Expression>& out) {
+  TSNode args = field(call, g_.f_arguments);
+  if (ts_node_is_null(args) || sym(args) != Sym::ArgumentList) return -1;
+  std::vector<TSNode> dims;
+  bool splat = false;
+  for_each_named_child(sub_, args, [&](TSNode a, TSFieldId) {
+    if (sym(a) == Sym::KeywordArgument) {
+      if (text(field(a, g_.f_name)) == "size") dims.push_back(field(a, g_.f_value));
+      return true;
+    }
+    if (sym(a) == Sym::ListSplat || sym(a) == Sym::DictionarySplat) splat = true;
+    dims.push_back(a);
+    return true;
+  });
+  if (splat) return -1;
+  TSNode fn = field(call, g_.f_function);
+  const std::string_view simple = sym(fn) == Sym::Attribute ? text(field(fn, g_.f_attribute)) : text(fn);
+  if (ends_with(simple, "_like")) return -1;
+  if (simple == "full" || simple == "new_full") {
+    if (dims.size() < 2) return -1;
+    dims.resize(1);  // the fill value follows the shape
+  }
+  if (dims.size() == 1) {
+    TSNode only = unwrap_parens(dims.front());
+    if (sym(only) == Sym::Identifier) {  // `torch.empty(shape)`: the local's tuple
+      // A size named as a shape (`shape`, `cache_size`) may hold any number of dimensions; any
+      // other name is one dimension (`torch.zeros(batch_size)`), unless a local tuple says more.
+      const bool names_a_shape = contains(lower(text(only)), "shape") || contains(lower(text(only)), "size");
+      Frame* func = function_frame();
+      const auto found =
+          func ? func->latest_binding.find(text(only)) : decltype(func->latest_binding.end()){};
+      if (!func || found == func->latest_binding.end() ||
+          ts_node_start_byte(found->second) >= ts_node_start_byte(only)) {
+        if (names_a_shape) return -1;
+        out.push_back(make_expr(dims.front()));
+        return 1;
+      }
+      only = unwrap_parens(found->second);
+    }
+    if (sym(only) == Sym::Tuple || sym(only) == Sym::List) {
+      dims.clear();
+      for_each_named_child(sub_, only, [&](TSNode d, TSFieldId) {
+        dims.push_back(d);
+        return true;
+      });
+    } else if (sym(only) != Sym::Integer && sym(only) != Sym::Identifier) {
+      return -1;  // `torch.empty(x.shape)`, `torch.empty(shape_of(x))`
+    }
+  }
+  // A dimension that is a local (`total_blocks`) reads what the local was assigned from.
+  Frame* func = function_frame();
+  for (TSNode d : dims) {
+    facts::Expression e = make_expr(d);
+    TSNode dim = unwrap_parens(d);
+    if (func && sym(dim) == Sym::Identifier) {
+      const auto found = func->latest_binding.find(text(dim));
+      if (found != func->latest_binding.end() &&
+          ts_node_start_byte(found->second) < ts_node_start_byte(dim)) {
+        const facts::Expression bound = make_expr(found->second);
+        e.alias_of = bound.text;
+        e.names.insert(e.names.end(), bound.names.begin(), bound.names.end());
+      }
+    }
+    out.push_back(std::move(e));
+  }
+  return static_cast<int32_t>(dims.size());
+}
+
+// The class's kept allocations that its code treats as K/V become cache sites; K and V allocated
+// in one method with the same shape are one store.
+void FileWalker::finish_class_raw_kv(ClassState& cls) {
+  if (cls.raw_allocations.empty()) return;
+  const bool class_says_kv = says_kv(cls.name);
+  struct Store {
+    RawAllocation* first;
+    std::vector<std::string> members;  // the attributes
+    std::vector<std::string> shown;    // as a finding names them
+  };
+  std::vector<Store> stores;
+  for (RawAllocation& a : cls.raw_allocations) {
+    if (a.member.empty()) continue;  // a local never stored on self
+    if (a.dims >= 0 && a.dims < 2) continue;
+    if (a.integer_dtype) continue;  // lengths, offsets, tables: K/V is floating point
+    const std::string_view name = a.key.empty() ? std::string_view(a.member) : std::string_view(a.key);
+    if (says_not_kv(name) || (!a.key.empty() && says_not_kv(a.member))) continue;
+    const auto found = cls.raw_kv_uses.find(a.member);
+    if (found == cls.raw_kv_uses.end()) continue;
+    const RawKvUse* write = nullptr;
+    const RawKvUse* read = nullptr;
+    const RawKvUse* pass = nullptr;
+    for (const RawKvUse& u : found->second)
+      (u.kind == RawKvUse::Kind::Write ? write : u.kind == RawKvUse::Kind::Read ? read : pass) = &u;
+    const bool named = says_kv(name) || says_kv(a.member) || class_says_kv;
+    if (!read && !(named && (write || pass))) continue;
+    facts::RawKv evidence;
+    evidence.named_as_kv = named;
+    if (write) {
+      evidence.written_at = write->loc;
+      evidence.written_by = write->what;
+    } else if (pass) {
+      evidence.written_at = pass->loc;
+      evidence.written_by = pass->what;  // "handed to `self.model.step`", "installed as `layer.kv_cache`"
+    }
+    if (read) {
+      evidence.read_at = read->loc;
+      evidence.read_by = read->what;
+    }
+    evidence.shape = a.shape;
+    for (std::size_t d = 0; d < a.shape.size(); ++d) {
+      const auto& e = a.shape[d];
+      if (!evidence.rows_axis &&
+          reads_one_of(e, {"batch", "bsz", "bs", "slots", "slot", "seqs", "sessions", "requests", "rows"}))
+        evidence.rows_axis = static_cast<uint32_t>(d);
+      else if (!evidence.positions_axis &&
+               reads_one_of(e, {"len", "length", "seq", "ring", "window", "positions", "context", "ctx",
+                                "capacity", "cache", "total", "tokens", "frames", "blocks"}))
+        evidence.positions_axis = static_cast<uint32_t>(d);
+    }
+    a.site.raw_kv = std::move(evidence);
+    // One store: allocated in the same method into the same attribute, or with the same shape
+    // (`self.k_cache`, `self.v_cache`), or shaped like the other (`torch.empty_like(self.k_cache)`).
+    const std::string shape_text = a.site.args.empty() ? std::string() : a.site.args.front().value.text;
+    auto same = std::find_if(stores.begin(), stores.end(), [&](const Store& s) {
+      if (s.first->site.method != a.site.method) return false;
+      if (std::find(s.members.begin(), s.members.end(), a.member) != s.members.end()) return true;
+      if (ends_with(a.site.written, "_like"))
+        return std::any_of(s.members.begin(), s.members.end(),
+                           [&](const std::string& m) { return shape_text == "self." + m; });
+      return s.first->dims == a.dims && !shape_text.empty() &&
+             (s.first->site.args.empty() ? std::string() : s.first->site.args.front().value.text) ==
+                 shape_text;
+    });
+    // Shown by the key it is stored under in a container of dicts: `layers["k_ring"]`.
+    std::string shown = a.key.empty() ? a.member : a.member + "[\"" + a.key + "\"]";
+    if (same == stores.end())
+      stores.push_back({&a, {a.member}, {std::move(shown)}});
+    else {
+      if (std::find(same->members.begin(), same->members.end(), a.member) == same->members.end())
+        same->members.push_back(a.member);
+      if (std::find(same->shown.begin(), same->shown.end(), shown) == same->shown.end())
+        same->shown.push_back(std::move(shown));
+    }
+  }
+  for (Store& s : stores) {
+    CacheSite site = std::move(s.first->site);
+    site.raw_kv->members = std::move(s.shown);
+    cls.sites.push_back({ClassState::SiteRef::Kind::Cache, out_.cache_sites.size(), site.method});
+    out_.cache_sites.push_back(std::move(site));
+  }
+}
+
+}  // namespace kvlint::python::detail

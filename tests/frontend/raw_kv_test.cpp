@@ -1,0 +1,84 @@
+// Raw K/V (analyzers/python/raw_kv.cpp): kept tensors the code treats as keys and values become
+// cache sites of class "Tensor" with facts::RawKv evidence; look-alikes do not.
+#include <gtest/gtest.h>
+
+#include "tests/frontend/frontend_test_support.hpp"
+
+namespace kvlint::frontend_test {
+namespace {
+
+using facts::Retention;
+
+TEST(FrontendRawKv, KAndVWrittenPerStepAreOneStoreWithItsGeometry) {
+  const auto f = analyze(R"PY(import torch
+class Decoder:
+    def __init__(self, layers, max_num_seqs, heads, max_len, head_dim):
+        self.k_cache = torch.zeros(layers, max_num_seqs, heads, max_len, head_dim)
+        self.v_cache = torch.zeros(layers, max_num_seqs, heads, max_len, head_dim)
+    def step(self, layer, slot, pos, k, v):
+        self.k_cache[layer, slot, :, pos] = k
+        self.v_cache[layer, slot, :, pos] = v
+)PY");
+  ASSERT_EQ(f.cache_sites.size(), 1u);
+  const auto& site = f.cache_sites[0];
+  EXPECT_EQ(site.cache_class, "Tensor");
+  EXPECT_EQ(site.written, "torch.zeros");
+  EXPECT_EQ(site.retention, Retention::SelfAttribute);
+  EXPECT_EQ(site.retained_as, "self.k_cache");
+  ASSERT_TRUE(site.raw_kv);
+  EXPECT_EQ(site.raw_kv->members, (std::vector<std::string>{"k_cache", "v_cache"}));
+  ASSERT_TRUE(site.raw_kv->written_at);
+  EXPECT_EQ(site.raw_kv->written_at->line, 7u);
+  EXPECT_EQ(site.raw_kv->written_by, "slice assignment");
+  EXPECT_TRUE(site.raw_kv->named_as_kv);
+  ASSERT_EQ(site.raw_kv->shape.size(), 5u);
+  EXPECT_EQ(site.raw_kv->rows_axis, 1u);
+  EXPECT_EQ(site.raw_kv->positions_axis, 3u);
+}
+
+TEST(FrontendRawKv, ALocalAllocationStoredLaterAndReadByAttentionThroughALocal) {
+  const auto f = analyze(R"PY(import torch
+import torch.nn.functional as F
+class Pool:
+    def reserve(self, n, heads, dim):
+        buffer = torch.empty((2, heads, n, dim))
+        self._store = buffer
+    def attend(self, q, pos):
+        keys = self._store[0, :, :pos]
+        return F.scaled_dot_product_attention(q, keys, self._store[1, :, :pos])
+)PY");
+  ASSERT_EQ(f.cache_sites.size(), 1u);
+  const auto& site = f.cache_sites[0];
+  ASSERT_TRUE(site.raw_kv);
+  EXPECT_EQ(site.loc.line, 5u);
+  EXPECT_EQ(site.retained_as, "self._store");
+  EXPECT_FALSE(site.raw_kv->named_as_kv);
+  ASSERT_TRUE(site.raw_kv->read_at);
+  EXPECT_EQ(site.raw_kv->read_at->line, 9u);
+  EXPECT_EQ(site.raw_kv->read_by, "F.scaled_dot_product_attention");
+}
+
+TEST(FrontendRawKv, NamesAloneMasksOffsetsParametersAndLocalsAreNotRawKv) {
+  const auto f = analyze(R"PY(import torch
+import torch.nn.functional as F
+from torch import nn
+class Attn(nn.Module):
+    def __init__(self, b, h, t, d):
+        super().__init__()
+        self.k_cache = torch.zeros(b, h, t, d)
+        self.attn_mask = torch.zeros(1, 1, t, t)
+        self.end_offset = torch.zeros(b, h, dtype=torch.long)
+        self.weight = nn.Parameter(torch.empty(h, t, d))
+    def forward(self, q, k, v, pos):
+        self.attn_mask[..., pos] = 1.0
+        self.end_offset[:, 0] = pos
+        local_k = torch.zeros(1, 2, 3, 4)
+        local_k[:, :, pos] = k
+        return F.scaled_dot_product_attention(q, local_k, v, attn_mask=self.attn_mask)
+)PY");
+  EXPECT_TRUE(f.cache_sites.empty()) << f.cache_sites.size() << " sites, first at line "
+                                     << (f.cache_sites.empty() ? 0u : f.cache_sites[0].loc.line);
+}
+
+}  // namespace
+}  // namespace kvlint::frontend_test
