@@ -4,10 +4,12 @@
 // Only InputError (a clear message, exit 2) may escape.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "tools/kvlint/confirm/findings_input.hpp"
 #include "tools/kvlint/confirm/review_input.hpp"
+#include "tools/kvlint/engine/bounded_json.hpp"
 #include "tools/kvlint/reporters/reporters.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
@@ -16,11 +18,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     kvlint::confirm::parse_findings_json(text, "fuzzed.json");
   } catch (const kvlint::confirm::InputError&) {
   }
-  const auto document = nlohmann::json::parse(text, nullptr, false);
-  if (!document.is_object()) return 0;
+  // Read as kvlint report reads it: nesting bounded (a deep document is an InputError there).
+  std::string error;
+  const auto document = kvlint::parse_json_bounded(text, error);
+  if (!document || !document->is_object()) return 0;
   try {
-    const kvlint::CheckResult findings = kvlint::confirm::check_result_from_findings(document, "fuzzed.json");
-    kvlint::ReviewData review = kvlint::confirm::review_from_confirm(document, "fuzzed.json");
+    const kvlint::CheckResult findings =
+        kvlint::confirm::check_result_from_findings(*document, "fuzzed.json");
+    kvlint::ReviewData review = kvlint::confirm::review_from_confirm(*document, "fuzzed.json");
     review.max_num_seqs = 256;
     review.base_memory = review.memory;
     kvlint::ReportOptions options;

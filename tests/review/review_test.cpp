@@ -446,6 +446,48 @@ TEST(Baseline, WrongTypesAndFilesThatAreNotRegularExitTwoNamingTheProblem) {
   EXPECT_THAT(r.err, HasSubstr("byte limit"));
 }
 
+// A 200 KB baseline of 100,000 nested arrays crashed kvlint (a recursive copy of the value);
+// nesting is bounded as the document is read, and every field of a finding is read with its
+// type checked, so a nested array where a string or number belongs is exit 2 wherever it is.
+TEST(Baseline, DeeplyNestedOrWrongTypedFieldsExitTwoNamingTheProblem) {
+  Repo repo;
+  repo.write("m.py", "x = 1\n");
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string shallow = std::string(10, '[') + std::string(10, ']');
+  // A finding whose `field` holds `value`, its other fields as kvlint writes them.
+  auto with = [](const std::string& field, const std::string& value) {
+    const std::vector<std::pair<std::string, std::string>> fields = {
+        {"code", R"("KV101")"}, {"path", R"("m.py")"}, {"line", "1"}, {"fingerprint", R"("f")"}};
+    std::string entry;
+    for (const auto& [name, fine] : fields)
+      entry += fmt::format("{}\"{}\": {}", entry.empty() ? "" : ", ", name, name == field ? value : fine);
+    return R"({"schema": "kvlint-findings", "version": 1, "findings": [{)" + entry + "}]}";
+  };
+  for (const std::string field : {"fingerprint", "code", "path", "line"})
+    for (const std::string* value : {&deep, &shallow}) {
+      repo.write("b.json", with(field, *value));
+      ProcessRun r = repo.kvlint({"--baseline", (repo.path() / "b.json").string()});
+      const std::string what = field + (value == &deep ? " (deep)" : " (shallow)");
+      EXPECT_EQ(r.exit_code, 2) << what << "\n" << r.err;
+      EXPECT_THAT(r.err, HasSubstr("--baseline")) << what;
+      EXPECT_THAT(r.err, HasSubstr(value == &deep ? "nested deeper than" : "\"" + field + "\"")) << what;
+      EXPECT_THAT(r.out, IsEmpty()) << what;
+    }
+  // A SARIF baseline alike.
+  repo.write("b.sarif",
+             R"({"version": "2.1.0", "runs": [{"results": [{"partialFingerprints": )" + deep + "}]}]}");
+  ProcessRun sarif = repo.kvlint({"--baseline", (repo.path() / "b.sarif").string()});
+  EXPECT_EQ(sarif.exit_code, 2) << sarif.err;
+  EXPECT_THAT(sarif.err, HasSubstr("nested deeper than"));
+  // `kvlint report` reads its JSON inputs through the same bounded reader.
+  repo.write("deep.json", with("fingerprint", deep));
+  for (const char* input : {"--findings", "--confirm"}) {
+    ProcessRun report = run({KVLINT_BINARY, "report", input, (repo.path() / "deep.json").string()});
+    EXPECT_EQ(report.exit_code, 2) << input << report.err;
+    EXPECT_THAT(report.err, HasSubstr("nested deeper than")) << input;
+  }
+}
+
 TEST(Baseline, CombinesWithDiff) {
   Repo repo;
   repo.write("model.py", std::string(kImports) + undeclared_cache_class("Old"));

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
+#include "tools/kvlint/engine/bounded_json.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
 
 namespace kvlint::confirm {
@@ -74,8 +75,10 @@ InputFinding finding_from_json(const nlohmann::json& item, const std::string& wh
 
 json parse_document(std::string_view text, std::string_view source, std::string_view schema_name,
                     std::string_view producer) {
-  json document = json::parse(text.begin(), text.end(), nullptr, false);
-  if (document.is_discarded()) throw InputError(fmt::format("{}: not valid JSON", source));
+  std::string error;
+  std::optional<json> parsed = parse_json_bounded(text, error);
+  if (!parsed) throw InputError(fmt::format("{}: not valid JSON: {}", source, error));
+  json document = std::move(*parsed);
   if (!document.is_object()) throw InputError(fmt::format("{}: expected a JSON object", source));
   auto schema = document.find("schema");
   if (schema == document.end() || !schema->is_string() || *schema != schema_name)

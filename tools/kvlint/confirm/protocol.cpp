@@ -10,6 +10,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "tools/kvlint/engine/bounded_json.hpp"
+
 namespace kvlint::confirm {
 namespace {
 
@@ -244,11 +246,13 @@ std::string one_line(std::string_view text) {
 }  // namespace
 
 std::optional<HarnessEvent> parse_event_line(std::string_view line, std::string& error) {
-  json object = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
-  if (object.is_discarded()) {
+  std::string why;  // a harness line is short and flat: anything else is garbage alike
+  std::optional<json> parsed = parse_json_bounded(line, why);
+  if (!parsed) {
     error = "not JSON";
     return std::nullopt;
   }
+  const json& object = *parsed;
   if (!object.is_object()) {
     error = "not a JSON object";
     return std::nullopt;

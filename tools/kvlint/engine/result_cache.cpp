@@ -14,6 +14,7 @@
 
 #include "analyzers/facts/facts_binary.hpp"
 #include "analyzers/facts/facts_json.hpp"
+#include "tools/kvlint/engine/bounded_json.hpp"
 
 namespace kvlint {
 namespace fs = std::filesystem;
@@ -109,44 +110,6 @@ fs::path run_memo_file(const fs::path& directory) {
   return directory / "last-run.cbor";
 }
 
-// Deeper than anything kvlint writes (facts nest a handful of levels), far
-// below what would exhaust the stack of nlohmann's recursive CBOR reader.
-constexpr std::size_t kMaxCborNesting = 64;
-
-// nlohmann's DOM builder with a nesting bound: returning false from
-// start_object/start_array stops the reader before it recurses any deeper.
-class BoundedDomBuilder : public nlohmann::detail::json_sax_dom_parser<json> {
- public:
-  explicit BoundedDomBuilder(json& result) : json_sax_dom_parser(result, /*allow_exceptions=*/false) {}
-  bool start_object(std::size_t size) { return enter() && json_sax_dom_parser::start_object(size); }
-  bool end_object() {
-    --depth_;
-    return json_sax_dom_parser::end_object();
-  }
-  bool start_array(std::size_t size) { return enter() && json_sax_dom_parser::start_array(size); }
-  bool end_array() {
-    --depth_;
-    return json_sax_dom_parser::end_array();
-  }
-
- private:
-  bool enter() { return ++depth_ <= kMaxCborNesting; }
-  std::size_t depth_ = 0;
-};
-
-std::optional<json> decode_cbor_bounded(std::string_view bytes) {
-  try {
-    json result;
-    BoundedDomBuilder builder(result);
-    if (!json::sax_parse(bytes.begin(), bytes.end(), &builder, json::input_format_t::cbor, /*strict=*/true) ||
-        builder.is_errored())
-      return std::nullopt;
-    return result;
-  } catch (const std::exception&) {
-    return std::nullopt;  // e.g. a declared length beyond max_size()
-  }
-}
-
 std::string seal(const json& document) {
   const std::vector<std::uint8_t> payload = json::to_cbor(document);
   return seal_cache_payload(std::string_view(reinterpret_cast<const char*>(payload.data()), payload.size()));
@@ -156,7 +119,8 @@ std::string seal(const json& document) {
 std::optional<json> unseal(std::string_view bytes) {
   const std::optional<std::string_view> payload = unseal_cache_payload(bytes);
   if (!payload) return std::nullopt;
-  return decode_cbor_bounded(*payload);
+  std::string ignored;  // a cache file that cannot be read is rebuilt
+  return parse_json_bounded(*payload, ignored, JsonEncoding::Cbor);
 }
 
 // [[path, "hash in hex"], [path, null], ...]: null for a path that must stay absent.
