@@ -145,6 +145,28 @@ TEST(ReviewProjection, FixedRowsStayObservedRowsThatGrowScale) {
   EXPECT_EQ(project(memory, int64_t{1} << 62)[0].declared_bytes, std::numeric_limits<int64_t>::max());
 }
 
+// Each field is at most 2^53 bytes (confirm's protocol and `kvlint report` check it) and
+// --max-num-seqs at most 2^24, so one model's projection can saturate at int64's maximum: the
+// total of several stays there, it does not wrap to "-4 B".
+TEST(HtmlReporter, AllModelsTogetherSaturatesInsteadOfWrapping) {
+  constexpr int64_t kMaxField = int64_t{1} << 53;
+  ReviewData review;
+  for (const char* model : {"a", "b", "c"})
+    review.memory.push_back(
+        {model, "p", "Cache", 1, kMaxField, kMaxField, kMaxField, kMaxField, 1, kMaxField, kMaxField});
+  review.max_num_seqs = int64_t{1} << 24;
+  ReportOptions options;
+  options.review = &review;
+  const std::string page = render_report(CheckResult{}, OutputFormat::Html, options);
+  const std::string most = format_bytes(std::numeric_limits<int64_t>::max());
+  EXPECT_NE(page.find(fmt::format("All models together: <strong>{}</strong> declared, {} observed", most,
+                                  format_bytes(3 * kMaxField))),
+            std::string::npos)
+      << page;
+  EXPECT_EQ(projection_total(project(review.memory, *review.max_num_seqs)).declared_bytes,
+            std::numeric_limits<int64_t>::max());
+}
+
 TEST(MessageParts, CodeSpansFollowCommonMark) {
   auto parts = reporting::split_code_spans("a `b` c ``d`e`` `unclosed");
   ASSERT_EQ(parts.size(), 5u);

@@ -275,21 +275,19 @@ std::string memory_section(const ReviewData& review) {
   std::vector<Projection> projections;
   if (review.max_num_seqs) {
     projections = project(review.memory, *review.max_num_seqs);
-    int64_t declared = 0, observed = 0;
-    for (const Projection& p : projections) {
+    for (const Projection& p : projections)
       out += fmt::format(
           "<p class=\"projection\" data-model=\"{}\">This model's local KV is <strong>{}</strong> at "
           "max_num_seqs={} (model <code>{}</code>; declared; the observed caches scale to {}).</p>\n",
           html(p.model), html(format_bytes(p.declared_bytes)), *review.max_num_seqs, html(p.model),
           html(format_bytes(p.observed_bytes)));
-      declared += p.declared_bytes;
-      observed += p.observed_bytes;
-    }
+    const Projection total = projection_total(projections);
     if (projections.size() > 1)
       out += fmt::format(
           "<p class=\"projection total\">All models together: <strong>{}</strong> declared, {} observed at "
           "max_num_seqs={}.</p>\n",
-          html(format_bytes(declared)), html(format_bytes(observed)), *review.max_num_seqs);
+          html(format_bytes(total.declared_bytes)), html(format_bytes(total.observed_bytes)),
+          *review.max_num_seqs);
   } else {
     out +=
         "<p class=\"muted\">Pass <code>--max-num-seqs N</code> to project the totals to an engine "

@@ -81,6 +81,17 @@ std::vector<Projection> project(const std::vector<MemoryRow>& memory, int64_t ma
   return out;
 }
 
+Projection projection_total(const std::vector<Projection>& projections) {
+  Projection total;
+  for (const Projection& p : projections) {
+    total.declared_bytes =
+        saturated(static_cast<double>(total.declared_bytes) + static_cast<double>(p.declared_bytes));
+    total.observed_bytes =
+        saturated(static_cast<double>(total.observed_bytes) + static_cast<double>(p.observed_bytes));
+  }
+  return total;
+}
+
 std::string format_bytes(int64_t bytes) {
   constexpr double kKiB = 1024.0, kMiB = kKiB * 1024.0, kGiB = kMiB * 1024.0;
   const double magnitude = std::fabs(static_cast<double>(bytes));

@@ -79,6 +79,9 @@ struct Projection {
   int64_t declared_bytes = 0, observed_bytes = 0;
 };
 std::vector<Projection> project(const std::vector<MemoryRow>& memory, int64_t max_num_seqs);
+// All models' projections added up, saturated at int64's maximum as each projection is: a
+// projection can reach it (bytes up to 2^53 times --max-num-seqs), so a plain sum would wrap.
+Projection projection_total(const std::vector<Projection>& projections);
 
 // "4.44 MiB", "704 KiB", "1.11 GiB", "512 B".
 std::string format_bytes(int64_t bytes);
