@@ -716,6 +716,18 @@ std::vector<std::string> note_lines(const std::string& err) {
   return notes;
 }
 
+// A tree checked right after it was written: its files are too new for the file index to
+// trust and nothing is analysed into the result cache, so neither creates the cache
+// directory; the run memo does, instead of failing with "No such file or directory".
+TEST(Cli, AFreshTreeCheckedAtOnceWritesItsRunMemoWithoutANote) {
+  TempDir dir;
+  dir.write("m.py", kCleanFile);
+  const CliRun run = kvlint(dir.path(), {"check"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(note_lines(run.err).empty()) << run.err;
+  EXPECT_TRUE(fs::exists(dir.path() / ".kvlint_cache" / "last-run.cbor"));
+}
+
 TEST(Cli, ReadOnlyCacheDirectoryAndFullDiskDegradeToNoCachingWithOneWarning) {
   // Tests run as root, whom permissions do not stop: drop the capabilities that let it.
   if (std::system("command -v setpriv >/dev/null 2>&1 && command -v prlimit >/dev/null 2>&1") != 0)

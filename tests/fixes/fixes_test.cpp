@@ -5,7 +5,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include <cstdlib>
@@ -172,6 +174,49 @@ TEST(FixFixtures, ReadOnlyFileIsNotedAndUntouched) {
   const CommandRun dry = kvlint(dir.path(), "--fix --dry-run a.py");
   EXPECT_THAT(dry.err, HasSubstr("a.py: not fixed: the file is read-only"));
   EXPECT_EQ(dry.out, "");
+}
+
+// As ruff (which writes in place), a fix keeps what the user set on the file: its owner and
+// group even when kvlint runs as root (a rename-based write made it root's), and its mode.
+TEST(FixFixtures, FixedFileKeepsItsOwnerGroupAndMode) {
+  TempDir dir;
+  const std::string before = slurp(kFixtures / "unused_suppression_trailing.py");
+  const fs::path file = dir.write("a.py", before);
+  // Only root can give a file to another user; others check their own uid and gid.
+  const bool root = ::geteuid() == 0;
+  const uid_t uid = root ? 65534 : ::geteuid();
+  const gid_t gid = root ? 65534 : ::getegid();
+  ASSERT_EQ(::chown(file.c_str(), uid, gid), 0);
+  ASSERT_EQ(::chmod(file.c_str(), 0640), 0);
+  const CommandRun run = kvlint(dir.path(), "--fix a.py");
+  EXPECT_THAT(run.err, HasSubstr("fixed 1 finding in 1 file"));
+  EXPECT_NE(slurp(file), before);
+  struct stat st {};
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, uid);
+  EXPECT_EQ(st.st_gid, gid);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+}
+
+// A file with several hard links is written in place, as ruff does: a rename would leave the
+// other names holding the old text.
+TEST(FixFixtures, FixedFileWithSeveralHardLinksIsWrittenInPlace) {
+  TempDir dir;
+  const std::string before = slurp(kFixtures / "unused_suppression_trailing.py");
+  const fs::path file = dir.write("a.py", before);
+  const fs::path other = dir.path() / "elsewhere.txt";  // not a .py: the run fixes a.py only
+  fs::create_hard_link(file, other);
+  struct stat was {};
+  ASSERT_EQ(::stat(file.c_str(), &was), 0);
+  const CommandRun run = kvlint(dir.path(), "--fix a.py");
+  EXPECT_THAT(run.err, HasSubstr("fixed 1 finding in 1 file"));
+  const std::string fixed = slurp(file);
+  EXPECT_NE(fixed, before);
+  EXPECT_EQ(slurp(other), fixed);
+  struct stat now {};
+  ASSERT_EQ(::stat(file.c_str(), &now), 0);
+  EXPECT_EQ(now.st_ino, was.st_ino);
+  EXPECT_EQ(now.st_nlink, 2u);
 }
 
 // --dry-run prints a diff and no report, as ruff's --diff does: asking for a report format or

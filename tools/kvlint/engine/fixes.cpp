@@ -241,11 +241,10 @@ FixOutcome apply_fixes(const CheckResult& result, const FixOptions& options) {
       outcome.diff += unified_diff(path, read.content, fixed);
     } else {
       std::string error;
-      if (!write_output_file(path, fixed, error)) {
+      if (!write_source_file(path, fixed, error)) {  // keeps owner, group, mode and hard links
         outcome.notes.push_back(fmt::format("{}: not fixed: {}", path, error));
         continue;
       }
-      if (have_mode) ::chmod(path.c_str(), st.st_mode & 07777);  // keep the file's own mode
     }
     outcome.fixed += fixed_here;
     ++outcome.files_changed;

@@ -217,6 +217,9 @@ bool save_run_memo(const fs::path& directory, const std::string& key, const RunM
                  {"files_deferred", memo.files_deferred},
                  {"files_failed", memo.files_failed},
                  {"dependencies", dependencies_to_json(memo.dependencies)}};
+  // The result cache may have had nothing to write (every file too new to cache, so younger
+  // than the mtime granularity), leaving the directory uncreated.
+  if (!prepare_cache_directory(directory, error)) return false;
   return write_file_atomically(run_memo_file(directory), seal(doc), error, Durability::Unsynced);
 }
 
@@ -543,8 +546,18 @@ bool write_all(int fd, std::string_view content) {
 
 }  // namespace
 
-bool write_file_atomically(const fs::path& target, std::string_view content, std::string& error,
-                           Durability durability) {
+namespace {
+
+// What a replacement must carry over from the file it replaces (write_source_file).
+struct KeptAttributes {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  mode_t mode = 0;
+  bool owner_refused = false;  // set when the replacement could not be given uid and gid
+};
+
+bool write_atomically(const fs::path& target, std::string_view content, std::string& error,
+                      Durability durability, KeptAttributes* keep) {
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string templ = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
   const int fd = ::mkstemp(templ.data());
@@ -560,10 +573,19 @@ bool write_file_atomically(const fs::path& target, std::string_view content, std
     return false;
   };
   if (!write_all(fd, content)) return fail("write failed");
-  // mkstemp creates 0600; give the file the usual mode.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
+  if (keep != nullptr) {
+    // Owner before mode: chown clears the set-user-ID and set-group-ID bits.
+    if (::fchown(fd, keep->uid, keep->gid) != 0) {
+      keep->owner_refused = true;
+      return fail("cannot give the replacement the file's owner and group");
+    }
+    ::fchmod(fd, keep->mode & 07777);
+  } else {
+    // mkstemp creates 0600; give the file the usual mode.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::fchmod(fd, 0666 & ~mask);
+  }
   if (durability == Durability::Synced && ::fsync(fd) != 0) return fail("fsync failed");
   if (::close(fd) != 0) {
     error = fmt::format("{}: close failed: {}", target.string(), std::strerror(errno));
@@ -583,6 +605,13 @@ bool write_file_atomically(const fs::path& target, std::string_view content, std
     ::close(dir_fd);
   }
   return true;
+}
+
+}  // namespace
+
+bool write_file_atomically(const fs::path& target, std::string_view content, std::string& error,
+                           Durability durability) {
+  return write_atomically(target, content, error, durability, nullptr);
 }
 
 namespace {
@@ -610,8 +639,14 @@ bool resolves_through_proc(fs::path path) {
   return false;
 }
 
-bool write_in_place(const fs::path& target, bool append, std::string_view content, std::string& error) {
-  const int fd = ::open(target.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0));
+// Appends (a redirection's file), truncates (a source file kept in place) or writes from the
+// start (a device, FIFO or socket).
+enum class InPlace { Write, Append, Truncate };
+
+bool write_in_place(const fs::path& target, InPlace how, std::string_view content, std::string& error) {
+  const int fd =
+      ::open(target.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC | (how == InPlace::Append ? O_APPEND : 0) |
+                                 (how == InPlace::Truncate ? O_TRUNC : 0));
   if (fd < 0) {
     error = fmt::format("{}: cannot open for writing: {}", target.string(), std::strerror(errno));
     return false;
@@ -647,12 +682,30 @@ bool write_output_file(const fs::path& target, std::string_view content, std::st
     // A device, FIFO, pipe or socket, or a shell redirection's file through
     // /dev/stdout: write where it points. Appending keeps what the shell
     // already wrote there (`{ echo; kvlint -o /dev/stdout; } >> log`).
-    return write_in_place(target, S_ISREG(st.st_mode), content, error);
+    return write_in_place(target, S_ISREG(st.st_mode) ? InPlace::Append : InPlace::Write, content, error);
   }
   // A regular file, perhaps through links: replace the file, keep the links.
   std::error_code ec;
   const fs::path resolved = fs::canonical(target, ec);
   return write_file_atomically(ec ? target : resolved, content, error);
+}
+
+bool write_source_file(const fs::path& target, std::string_view content, std::string& error) {
+  std::error_code ec;
+  const fs::path resolved = fs::canonical(target, ec);
+  const fs::path& file = ec ? target : resolved;
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) {
+    error = fmt::format("{}: {}", target.string(), std::strerror(errno));
+    return false;
+  }
+  if (S_ISREG(st.st_mode) && st.st_nlink <= 1) {
+    KeptAttributes keep{st.st_uid, st.st_gid, st.st_mode, false};
+    if (write_atomically(file, content, error, Durability::Synced, &keep)) return true;
+    if (!keep.owner_refused) return false;
+    error.clear();  // someone else's file this process may write: written in place below
+  }
+  return write_in_place(file, InPlace::Truncate, content, error);
 }
 
 }  // namespace kvlint

@@ -169,4 +169,12 @@ bool write_file_atomically(const std::filesystem::path& target, std::string_view
 // redirection would. False with `error` set on failure.
 bool write_output_file(const std::filesystem::path& target, std::string_view content, std::string& error);
 
+// Writes a source file that `kvlint check --fix` changed, keeping what the user set on it, as
+// ruff (which writes in place) does: the replacement gets the file's owner, group and mode
+// before it is renamed over the file (as root, a plain atomic write would give the file to
+// root). A file with several hard links, or one whose owner or group this process cannot give
+// (not root, someone else's file it may write), is written in place instead: a rename would
+// split the links, or take the file from its owner. Symbolic links are followed and kept.
+bool write_source_file(const std::filesystem::path& target, std::string_view content, std::string& error);
+
 }  // namespace kvlint
