@@ -17,6 +17,12 @@ std::string_view to_string(Severity severity);
 // Parses "info" | "warning" | "error"; false on anything else.
 bool parse_severity(std::string_view text, Severity& out);
 
+// `text` as a CommonMark code span, the way messages mark code (reporters split them with
+// split_code_spans): the fence is a backtick run longer than any inside `text`, and a space pads
+// a text that starts or ends with a backtick (or with a space at both ends, which a reader
+// strips), so a name holding backticks (a spec's name is any string) stays one span.
+std::string code_span(std::string_view text);
+
 struct RelatedLocation {
   facts::Location loc;
   std::string message;  // "cache kept per request id here"

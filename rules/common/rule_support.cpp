@@ -47,7 +47,7 @@ bool guard_mentions(const facts::Guard& guard, std::string_view word) {
 }
 
 std::string quoted(std::string_view text) {
-  return fmt::format("`{}`", text);
+  return code_span(text);
 }
 
 std::string describe_construction(const facts::CacheSite& site, std::string_view verb) {

@@ -221,7 +221,7 @@ std::string spec_label(const SpecFact& spec) {
   if (!name) return "the spec";
   const std::string& shown =
       name->value.literal == facts::LiteralKind::String ? name->value.literal_value : name->value.text;
-  return "spec `" + shown + "`";
+  return "spec " + code_span(shown);  // a name is any string, backticks included
 }
 
 // ---------- cache sites ----------

@@ -716,6 +716,28 @@ std::vector<std::string> note_lines(const std::string& err) {
   return notes;
 }
 
+// A spec's name is any string: one holding backticks stays one code span in the message (a
+// longer fence), so the Markdown report shows the name, not broken spans around it.
+TEST(Cli, ASpecNameWithBackticksStaysOneCodeSpanInMessages) {
+  TempDir dir;
+  std::string source = slurp(fs::path(KVLINT_SOURCE_DIR) /
+                             "rules/kv201_fixed_rows_without_reason/fixtures/fire_fixed_without_reason.py");
+  const std::string name = "name=\"talker_static_cache\"";
+  ASSERT_NE(source.find(name), std::string::npos);
+  source.replace(source.find(name), name.size(), "name=\"talker`static``cache\"");
+  dir.write("m.py", source);
+  const CliRun json_run =
+      kvlint(dir.path(), {"check", "--no-cache", "--select", "KV201", "--format", "json"});
+  std::vector<std::string> messages;
+  const json report = parse_json(json_run);
+  for (const auto& f : report.at("findings")) messages.push_back(f.at("message"));
+  ASSERT_EQ(messages.size(), 2u) << json_run.out;
+  EXPECT_THAT(messages[0], HasSubstr("spec ```talker`static``cache```")) << messages[0];
+  const CliRun markdown =
+      kvlint(dir.path(), {"check", "--no-cache", "--select", "KV201", "--format", "markdown"});
+  EXPECT_THAT(markdown.out, HasSubstr("spec ```talker`static``cache```")) << markdown.out;
+}
+
 // A tree checked right after it was written: its files are too new for the file index to
 // trust and nothing is analysed into the result cache, so neither creates the cache
 // directory; the run memo does, instead of failing with "No such file or directory".

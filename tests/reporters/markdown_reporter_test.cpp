@@ -63,6 +63,34 @@ TEST(MarkdownReporter, BackticksAndPipesInCodeSpans) {
   EXPECT_NE(text.find("| 1:2 | `A_B` | use \\*this\\* \\[x\\] |"), std::string::npos) << text;
 }
 
+// A file name's ESC (and other control characters) would reach the reader's terminal or forge
+// text in a heading; they are shown escaped, as the text and GitHub reports show them.
+TEST(MarkdownReporter, ControlCharactersInFileNamesAreEscapedInHeadings) {
+  CheckResult result;
+  result.findings.push_back(test::make_finding("KV101", Severity::Error, {"a\x1b[31m\x07.py", 1, 2, 1, 3},
+                                               "A", "message \x1b[2J here", "x"));
+  const std::string text = render_report(result, OutputFormat::Markdown, ReportOptions{});
+  EXPECT_NE(text.find("### `a\\x1b[31m\\x07.py`\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("message \\\\x1b\\[2J here"), std::string::npos) << text;
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_EQ(text.find('\x07'), std::string::npos) << text;
+}
+
+// A message's code span whose text holds backticks (a spec named with one) is fenced with a
+// longer backtick run, padded with a space where the text starts or ends with a backtick.
+TEST(MarkdownReporter, CodeSpansHoldingBackticksKeepTheirFence) {
+  EXPECT_EQ(code_span("talker`kv"), "``talker`kv``");
+  EXPECT_EQ(code_span("`kv``"), "``` `kv`` ```");
+  EXPECT_EQ(code_span(" kv "), "`  kv  `");
+  EXPECT_EQ(code_span("kv"), "`kv`");
+  CheckResult result;
+  result.findings.push_back(test::make_finding("KV201", Severity::Error, {"a.py", 1, 1, 1, 2}, "A",
+                                               "`A` declares spec " + code_span("`kv`") + " with `FIXED`",
+                                               "x"));
+  const std::string text = render_report(result, OutputFormat::Markdown, ReportOptions{});
+  EXPECT_NE(text.find("| `A` declares spec `` `kv` `` with `FIXED` |"), std::string::npos) << text;
+}
+
 TEST(MarkdownReporter, CodeSpansInMessagesStayCode) {
   CheckResult result;
   result.findings.push_back(test::make_finding("KV101", Severity::Error, {"a.py", 1, 1, 1, 2}, "A",

@@ -16,11 +16,12 @@ namespace {
 
 // Escapes text for inline Markdown (and GFM table cells): characters that
 // would start emphasis, links, code, HTML, a mention or split a cell are
-// escaped, line breaks become <br> so a row stays on one line.
+// escaped, line breaks become <br> so a row stays on one line. Control characters (a file
+// name's ESC) are shown escaped, as the text and GitHub reports show them.
 std::string escape_inline(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (char ch : text) {
+  for (char ch : escape_nonprintable(text, /*keep_line_breaks=*/true)) {
     switch (ch) {
       case '\\':
       case '`':
@@ -60,17 +61,13 @@ std::string escape_inline(std::string_view text) {
   return out;
 }
 
-// A code span that survives any backticks in `text`: the fence is one
-// backtick longer than the longest run inside. Inside tables '|' still needs
-// a backslash (GFM splits cells before parsing code spans).
+// A code span that survives any backticks in `text` (kvlint::code_span's fence). Inside tables
+// '|' still needs a backslash (GFM splits cells before parsing code spans); control characters
+// are shown escaped, as the text and GitHub reports show them.
 std::string code_span(std::string_view text, bool in_table = true) {
-  std::size_t longest_run = 0;
-  std::size_t run = 0;
   std::string body;
   body.reserve(text.size());
-  for (char ch : text) {
-    run = ch == '`' ? run + 1 : 0;
-    longest_run = std::max(longest_run, run);
+  for (char ch : escape_nonprintable(text, /*keep_line_breaks=*/true)) {
     if (ch == '|' && in_table) {
       body += "\\|";
     } else if (ch == '\n' || ch == '\r') {
@@ -79,9 +76,7 @@ std::string code_span(std::string_view text, bool in_table = true) {
       body += ch;
     }
   }
-  const std::string fence(longest_run + 1, '`');
-  const bool pad = !body.empty() && (body.front() == '`' || body.back() == '`');
-  return pad ? fmt::format("{} {} {}", fence, body, fence) : fmt::format("{}{}{}", fence, body, fence);
+  return kvlint::code_span(body);
 }
 
 // A verdict as read from a confirm JSON: one of the known words as it is, anything else (the
