@@ -16,6 +16,7 @@
 #include <clang/Frontend/FrontendAction.h>
 #include <clang/Lex/HeaderSearch.h>
 #include <clang/Lex/Lexer.h>
+#include <clang/Lex/MacroArgs.h>
 #include <clang/Lex/PPCallbacks.h>
 #include <clang/Lex/Preprocessor.h>
 #include <clang/Tooling/ArgumentsAdjusters.h>
@@ -29,6 +30,7 @@
 #include <signal.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <array>
 #include <condition_variable>
 #include <functional>
@@ -65,6 +67,19 @@ constexpr std::size_t kMaxAbsentPaths = 1024;
 constexpr unsigned kCompileStackBytes = 256u << 20;
 constexpr std::size_t kAlternateSignalStackBytes = 256u << 10;
 constexpr std::size_t kMaxPrefixOperatorRun = 50'000;
+
+// What one compile may cost beyond its files (issue 39: 117 bytes of nested macros, `A(A(A(x)))`
+// with `x` ten times in A's body, expanded to 2e8 tokens: > 60 s and 12.6 GB). CompileBudget
+// enforces them: the tokens macro expansion produces, at every level (argument pre-expansion
+// included), in all; the tokens one function-like expansion can copy at once (its parameter uses
+// times its arguments' tokens: copied in one step no callback sees, so it is bounded before); and
+// the bytes of the AST, source manager and preprocessor tables. Headers larger than
+// kMaxHeaderBytes are not read (RegularFilesOnly; the engine skips a checked file over 16 MiB).
+constexpr std::uint64_t kMacroTokensMinimum = 8u << 20;
+constexpr std::uint64_t kMacroTokensPerSourceByte = 16;
+constexpr std::uint64_t kMaxExpansionCopies = 4u << 20;
+constexpr std::size_t kMaxCompileBytes = std::size_t{2} << 30;
+constexpr std::uint64_t kMaxHeaderBytes = 64u << 20;
 
 // The crash recovery handlers (llvm::CrashRecoveryContext::Enable) run on the alternate signal
 // stack of the thread that faults, where it has one: only the compile threads do. Without that,
@@ -215,6 +230,9 @@ struct RunState {
   std::size_t syntax_errors = 0;
   std::string first_syntax_error;
   std::set<unsigned> lines_with_errors;  // lines of the main file an error was reported on
+  // Why the compile was stopped (CompileBudget), or empty; the headers not read for their size.
+  std::string stopped;
+  std::vector<std::string> oversized;
 };
 
 // `file` as the report shows paths: the analysed file by its displayed path, a file beside it
@@ -291,11 +309,14 @@ bool is_pseudo_file(std::string_view real) {
 //     has them): such a directory and its links (/usr/local/include/cuda_runtime.h ->
 //     /usr/local/cuda-13.0/...) are the machine's;
 // never under /proc, /sys or /dev. Anything else is "not found", so degraded mode stands in for
-// it and none of its bytes reach the compile.
+// it and none of its bytes reach the compile. So is a file larger than kMaxHeaderBytes (a sparse
+// 4 GB header cost 4.3 GB): its path is listed in `oversized`.
 class ReadableFiles : public llvm::vfs::ProxyFileSystem {
  public:
-  ReadableFiles(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> disk, const fs::path& project_root)
+  ReadableFiles(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> disk, const fs::path& project_root,
+                std::vector<std::string>& oversized)
       : ProxyFileSystem(std::move(disk)),
+        oversized_(oversized),
         project_(fs::path(project_root).lexically_normal().string()),
         project_real_(real_path_of(getUnderlyingFS(), project_root.string())) {}
   const std::string& project_real_path() const { return project_real_; }
@@ -318,6 +339,12 @@ class ReadableFiles : public llvm::vfs::ProxyFileSystem {
     if (found && found->getType() != llvm::sys::fs::file_type::regular_file &&
         found->getType() != llvm::sys::fs::file_type::directory_file)
       return std::make_error_code(std::errc::no_such_file_or_directory);
+    if (found && found->getType() == llvm::sys::fs::file_type::regular_file &&
+        found->getSize() > kMaxHeaderBytes) {
+      if (std::find(oversized_.begin(), oversized_.end(), found->getName()) == oversized_.end())
+        oversized_.push_back(found->getName().str());
+      return std::make_error_code(std::errc::file_too_large);
+    }
     return found;
   }
   llvm::ErrorOr<std::unique_ptr<llvm::vfs::File>> openFileForRead(const Twine& path) override {
@@ -352,6 +379,7 @@ class ReadableFiles : public llvm::vfs::ProxyFileSystem {
     return trusted(named) || trusted(real);
   }
 
+  std::vector<std::string>& oversized_;
   std::string project_;       // as named, absolute and normal
   std::string project_real_;  // its real path
   std::set<std::string> trusted_;
@@ -433,6 +461,105 @@ class MissingHeaders : public PPCallbacks {
   RunState& state_;
   Preprocessor& preprocessor_;
   std::array<std::optional<bool>, 4> found_{};
+};
+
+// Stops a compile that exceeds the budgets of kMacroTokensMinimum and its neighbours. It sees
+// every token the preprocessor returns at any level (setPreprocessToken: argument pre-expansion
+// too, which a watcher of the parser's tokens alone misses) and every macro expansion before its
+// arguments are pre-expanded and copied. Clang 14 has no way to end a preprocessor inside a macro
+// expansion (cutting the file lexer off or a fatal diagnostic leaves the expansion running to
+// its end), so it ends the compile as crash recovery does: CrashRecoveryContext::HandleExit
+// unwinds to the compile thread's RunSafely, which retires the thread; what the compile held,
+// bounded by these budgets, is leaked as after a crash.
+class CompileBudget : public PPCallbacks {
+ public:
+  CompileBudget(RunState& state, Preprocessor& preprocessor, const ASTContext* ast)
+      : state_(state), preprocessor_(preprocessor), ast_(ast) {}
+
+  void FileChanged(SourceLocation at, FileChangeReason reason, SrcMgr::CharacteristicKind, FileID) override {
+    if (reason != EnterFile) return;
+    const SourceManager& sm = preprocessor_.getSourceManager();
+    if (const FileEntry* entry = sm.getFileEntryForID(sm.getFileID(at))) source_bytes_ += entry->getSize();
+  }
+
+  // One function-like expansion copies each argument (pre-expanded) once per use of its
+  // parameter in the body: at most `uses` times the argument tokens read before this call and
+  // those lexed while its arguments are pre-expanded, which is all within one top-level Lex call.
+  void MacroExpands(const Token& name, const MacroDefinition& definition, SourceRange,
+                    const MacroArgs* args) override {
+    const MacroInfo* info = definition.getMacroInfo();
+    if (!info || !args || !info->isFunctionLike() || info->getNumParams() == 0) return;
+    std::uint64_t uses = 0;
+    for (const Token& token : info->tokens())
+      if (const IdentifierInfo* id = token.getIdentifierInfo(); id && info->getParameterNum(id) >= 0) ++uses;
+    if (uses <= 1) return;
+    std::uint64_t argument_tokens = 0;
+    for (unsigned i = 0; i < args->getNumMacroArguments(); ++i)
+      argument_tokens += args->getArgLength(args->getUnexpArgument(i));
+    // An expansion with no more uses than an open one started earlier is covered by that one.
+    if (!open_.empty() && open_.back().uses >= uses) return;
+    open_.push_back({uses, argument_tokens, tokens_, name.getIdentifierInfo()->getName().str()});
+    check_copies();
+  }
+
+  void on_token(const Token& token) {
+    ++tokens_;
+    // A token for the parser: every expansion its Lex call started has been copied.
+    if (preprocessor_.getTokenCount() != parser_tokens_) {
+      parser_tokens_ = preprocessor_.getTokenCount();
+      open_.clear();
+    }
+    if (!open_.empty()) check_copies();
+    if (token.getLocation().isMacroID() && ++macro_tokens_ > kMacroTokensMinimum &&
+        macro_tokens_ > kMacroTokensPerSourceByte * source_bytes_)
+      stop("macro expansion exceeds kvlint's budget: more than " + std::to_string(macro_tokens_ - 1) +
+           " tokens expanded from " + std::to_string(source_bytes_) + " bytes of source");
+    if ((tokens_ & 0xfff) == 0) check_memory();
+  }
+
+ private:
+  struct Expansion {
+    std::uint64_t uses;
+    std::uint64_t argument_tokens;
+    std::uint64_t tokens_at_start;
+    std::string macro;
+  };
+
+  void check_copies() {
+    for (const Expansion& e : open_)
+      if (e.uses * (e.argument_tokens + tokens_ - e.tokens_at_start) > kMaxExpansionCopies)
+        stop("macro expansion exceeds kvlint's budget: an expansion of " + e.macro + " copies up to " +
+             std::to_string(e.argument_tokens + tokens_ - e.tokens_at_start) + " argument tokens " +
+             std::to_string(e.uses) + " times (more than " + std::to_string(kMaxExpansionCopies) +
+             " tokens)");
+  }
+
+  void check_memory() {
+    const SourceManager& sm = preprocessor_.getSourceManager();
+    std::size_t bytes =
+        preprocessor_.getTotalMemory() + sm.getContentCacheSize() + sm.getDataStructureSizes();
+    if (ast_) bytes += ast_->getASTAllocatedMemory() + ast_->getSideTableAllocatedMemory();
+    if (bytes > kMaxCompileBytes)
+      stop("the compile exceeds kvlint's memory ceiling: " + std::to_string(bytes >> 20) +
+           " MiB of AST and preprocessor tables (more than " + std::to_string(kMaxCompileBytes >> 20) +
+           " MiB)");
+  }
+
+  void stop(std::string why) {
+    state_.stopped = std::move(why);
+    // Every compile runs under recovery (CompileThreads); HandleExit does not return.
+    if (llvm::CrashRecoveryContext* recovery = llvm::CrashRecoveryContext::GetCurrent())
+      recovery->HandleExit(1);
+  }
+
+  RunState& state_;
+  Preprocessor& preprocessor_;
+  const ASTContext* ast_;
+  std::uint64_t source_bytes_ = 0;
+  std::uint64_t tokens_ = 0;  // at every level
+  std::uint64_t macro_tokens_ = 0;
+  unsigned parser_tokens_ = 0;
+  std::vector<Expansion> open_;  // started in this top-level Lex call, uses increasing
 };
 
 // The errors that say the text itself is malformed (a missing `;` or `)`, an expression that is
@@ -671,12 +798,18 @@ class FactsAction : public ASTFrontendAction {
               std::uint64_t work_budget)
       : vocabulary_(vocabulary), out_(out), state_(state), work_budget_(work_budget) {}
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance& compiler, StringRef) override {
+    Preprocessor& preprocessor = compiler.getPreprocessor();
     // Before any header is looked up: the directories Clang searches are readable roots.
-    HeaderSearch& search = compiler.getPreprocessor().getHeaderSearchInfo();
+    HeaderSearch& search = preprocessor.getHeaderSearchInfo();
     for (auto dir = search.search_dir_begin(); dir != search.search_dir_end(); ++dir)
       if (const DirectoryEntry* entry = dir->getDir()) state_.disk->allow(entry->getName());
-    compiler.getPreprocessor().addPPCallbacks(
-        std::make_unique<MissingHeaders>(state_, compiler.getPreprocessor()));
+    preprocessor.addPPCallbacks(std::make_unique<MissingHeaders>(state_, preprocessor));
+    // The preprocessor owns the budget and the watcher that calls it.
+    auto budget = std::make_unique<CompileBudget>(
+        state_, preprocessor, compiler.hasASTContext() ? &compiler.getASTContext() : nullptr);
+    preprocessor.setPreprocessToken(true);
+    preprocessor.setTokenWatcher([watched = budget.get()](const Token& token) { watched->on_token(token); });
+    preprocessor.addPPCallbacks(std::move(budget));
     return std::make_unique<FactsConsumer>(vocabulary_, out_, state_, compiler.getPreprocessor(),
                                            work_budget_);
   }
@@ -799,7 +932,7 @@ class Analyzer final : public facts::CppAnalyzer {
         settings_.project_root.empty() ? absolute_path.parent_path() : fs::absolute(settings_.project_root);
     auto disk = llvm::makeIntrusiveRefCnt<ReadableFiles>(
         llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(llvm::vfs::createPhysicalFileSystem().release()),
-        project_root);
+        project_root, state.oversized);
     for (const auto& dir : settings_.fallback_include_dirs) disk->allow(dir.string());
     disk->allow(KVLINT_CLANG_RESOURCE_DIR);
     state.disk = disk.get();
@@ -836,7 +969,9 @@ class Analyzer final : public facts::CppAnalyzer {
       (void)errors.release();
       (void)invocation.release();
       result.failed = true;
-      result.first_error = "the compile crashed on this file (in Clang or in kvlint's walk)";
+      result.first_error = state.stopped.empty()
+                               ? "the compile crashed on this file (in Clang or in kvlint's walk)"
+                               : state.stopped;
       return result;
     }
     result.facts = std::move(*walked);
@@ -847,8 +982,16 @@ class Analyzer final : public facts::CppAnalyzer {
     result.first_error = state.first_error;
     result.syntax_errors = state.syntax_errors;
     result.first_syntax_error = state.first_syntax_error;
-    for (std::size_t i = 0; i < state.missing.size() && i < kMaxMissingListed; ++i)
-      result.missing_headers.push_back(state.missing[i]);
+    for (std::size_t i = 0; i < state.missing.size() && i < kMaxMissingListed; ++i) {
+      const std::string& name = state.missing[i];
+      const bool too_large = std::any_of(
+          state.oversized.begin(), state.oversized.end(),
+          [&](const std::string& p) { return p == name || std::string_view(p).ends_with("/" + name); });
+      result.missing_headers.push_back(too_large
+                                           ? name + ": larger than the " +
+                                                 std::to_string(kMaxHeaderBytes >> 20) + " MiB kvlint reads"
+                                           : name);
+    }
     result.full_types = state.missing.empty() && state.errors == 0;
     // No AST was built (a command with no input, another language, an unusable flag): nothing
     // was analysed.
