@@ -11,7 +11,8 @@ void FileWalker::on_comment(TSNode node) {
   const std::string_view t = text(node);
   if (!contains(t, "kvlint")) return;
   facts::Suppression s;
-  if (!facts::parse_suppression_comment(t.substr(1), ts_node_start_byte(node) + 1, "#", s)) return;  // after '#'
+  if (!facts::parse_suppression_comment(t.substr(1), ts_node_start_byte(node) + 1, "#", s))
+    return;  // after '#'
   s.loc = loc(node);
   s.applies_to_line = applies_to_line(node);
   fill_suppression_spans(node, s);
@@ -34,12 +35,13 @@ void FileWalker::fill_suppression_spans(TSNode comment, facts::Suppression& s) c
     s.removal = {before, end};
 }
 
-uint32_t FileWalker::applies_to_line(TSNode comment) const {
+uint32_t FileWalker::applies_to_line(TSNode comment) {
   const uint32_t start = ts_node_start_byte(comment);
   const uint32_t line = ts_node_start_point(comment).row + 1;
   std::size_t line_start = src_.rfind('\n', start == 0 ? 0 : start - 1);
   line_start = (line_start == std::string_view::npos || start == 0) ? 0 : line_start + 1;
   if (!trim(src_.substr(line_start, start - line_start)).empty()) return line;  // trails code
+  if (next_code_line_.from < start && start < next_code_line_.found_at) return next_code_line_.line;
   std::size_t pos = src_.find('\n', start);
   uint32_t current = line;
   while (pos != std::string_view::npos) {
@@ -48,9 +50,13 @@ uint32_t FileWalker::applies_to_line(TSNode comment) const {
     const std::size_t end = src_.find('\n', begin);
     const std::string_view l =
         trim(src_.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin));
-    if (!l.empty() && l.front() != '#') return current;
+    if (!l.empty() && l.front() != '#') {
+      next_code_line_ = {start, begin, current};
+      return current;
+    }
     pos = end;
   }
+  next_code_line_ = {start, src_.size() + 1, 0};
   return 0;  // nothing after it
 }
 

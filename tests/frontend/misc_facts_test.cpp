@@ -234,6 +234,29 @@ z = 2
   for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(f.suppressions[i].malformed, "") << i;
 }
 
+// A stack of comment lines is scanned once for the code line after it (the scan per comment was
+// quadratic in the stack): each comment of a stack still gets that line, and a stack after code
+// gets its own.
+TEST(FrontendSuppressions, EveryCommentOfAStackAppliesToTheCodeLineAfterTheStack) {
+  const auto f = analyze(R"PY(# kvlint: ignore[KV101] one
+# kvlint: ignore[KV102] two
+
+# plain comment
+# kvlint: ignore[KV103] three
+x = 1
+y = 2  # kvlint: ignore[KV104] trailing
+# kvlint: ignore[KV105] four
+
+z = 3
+# kvlint: ignore[KV201] nothing after
+# kvlint: ignore[KV202] nothing after either
+)PY");
+  ASSERT_EQ(f.suppressions.size(), 7u);
+  std::vector<uint32_t> lines;
+  for (const auto& s : f.suppressions) lines.push_back(s.applies_to_line);
+  EXPECT_EQ(lines, (std::vector<uint32_t>{6, 6, 6, 7, 10, 0, 0}));
+}
+
 TEST(FrontendSuppressions, EveryKvlintCommentThatIsNotBracketedIgnoreIsMalformedAndNamesNoCode) {
   const auto f = analyze(R"PY(a = 1  # kvlint: ignore KV999
 b = 2  # kvlint: ignore

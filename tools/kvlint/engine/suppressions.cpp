@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "rules/registry.hpp"
 #include "rules/rule.hpp"
@@ -131,23 +132,47 @@ SuppressionOutcome apply_suppressions(std::vector<Finding> findings,
     }
   }
 
+  // Each file's suppressions by the line they apply to, and the distinct codes its file-level
+  // ones name: a finding looks at its line's and at those codes, not at every suppression
+  // (10,000 `ignore-file` comments times the findings was quadratic). Which file-level
+  // suppressions were used follows from the codes of the file's findings, afterwards.
+  struct FileSuppressions {
+    std::multimap<uint32_t, std::size_t> by_line;
+    std::set<std::string> file_level_codes;
+    std::set<std::string> finding_codes;
+  };
+  std::map<const facts::FileFacts*, FileSuppressions> indexed;
+  for (const auto* f : files) {
+    auto& ix = indexed[f];
+    for (std::size_t i = 0; i < f->suppressions.size(); ++i) {
+      const auto& s = f->suppressions[i];
+      if (s.file_level)
+        ix.file_level_codes.insert(s.codes.begin(), s.codes.end());
+      else
+        ix.by_line.emplace(s.applies_to_line, i);
+    }
+  }
+
   for (auto& finding : findings) {
     bool suppressed = false;
     auto it = by_path.find(finding.loc.file);
     if (it != by_path.end()) {
       const auto& sups = it->second->suppressions;
       auto& flags = used[it->second];
+      auto& ix = indexed[it->second];
+      ix.finding_codes.insert(finding.code);
       // Inline first, so a suppression that also has a per-file-ignore still counts as used.
-      for (std::size_t i = 0; i < sups.size(); ++i) {
-        const auto& s = sups[i];
-        const bool applies = s.file_level || s.applies_to_line == finding.loc.line;
-        if (!applies) continue;
+      for (auto [at, end] = ix.by_line.equal_range(finding.loc.line); at != end; ++at) {
+        const auto& s = sups[at->second];
         for (std::size_t c = 0; c < s.codes.size(); ++c)
           if (code_names(s.codes[c], finding.code)) {
-            flags[i][c] = 1;
+            flags[at->second][c] = 1;
             suppressed = true;
           }
       }
+      suppressed =
+          suppressed || std::any_of(ix.file_level_codes.begin(), ix.file_level_codes.end(),
+                                    [&](const std::string& c) { return code_names(c, finding.code); });
     }
     if (!suppressed && ignored_by_config(finding)) suppressed = true;
     if (suppressed)
@@ -156,9 +181,25 @@ SuppressionOutcome apply_suppressions(std::vector<Finding> findings,
       out.kept.push_back(std::move(finding));
   }
 
+  for (const auto* file : files) {
+    const auto& ix = indexed[file];
+    auto& flags = used[file];
+    for (std::size_t i = 0; i < file->suppressions.size(); ++i) {
+      const auto& s = file->suppressions[i];
+      if (!s.file_level) continue;
+      for (std::size_t c = 0; c < s.codes.size(); ++c)
+        flags[i][c] = std::any_of(ix.finding_codes.begin(), ix.finding_codes.end(),
+                                  [&](const std::string& code) { return code_names(s.codes[c], code); });
+    }
+  }
+
   if (config.is_selected(kUnused)) {
     for (const auto* file : files) {
       const auto& flags = used[file];
+      // Only file-level suppressions and per-file-ignores can silence KV903 (no self-reference).
+      const bool silenced =
+          std::any_of(file->suppressions.begin(), file->suppressions.end(),
+                      [&](const facts::Suppression& o) { return o.file_level && names_code(o, kUnused); });
       for (std::size_t i = 0; i < file->suppressions.size(); ++i) {
         const auto& s = file->suppressions[i];
         if (!s.malformed.empty() || names_code(s, kUnused)) continue;
@@ -186,10 +227,6 @@ SuppressionOutcome apply_suppressions(std::vector<Finding> findings,
                           describe_codes(s), names, names));
           if (s.code_spans.size() == s.codes.size()) f.fix = remove_codes(s, unused);
         }
-        // Only file-level suppressions and per-file-ignores can silence KV903 (no self-reference).
-        const bool silenced =
-            std::any_of(file->suppressions.begin(), file->suppressions.end(),
-                        [&](const facts::Suppression& o) { return o.file_level && names_code(o, kUnused); });
         if (silenced || ignored_by_config(f))
           ++out.suppressed;
         else
