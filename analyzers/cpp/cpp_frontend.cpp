@@ -220,10 +220,14 @@ struct RunState {
   // For messages: the analysed file's absolute and displayed paths, the command's directory.
   fs::path main_absolute;
   std::string main_display;
+  std::string_view main_source;  // the bytes analysed
   fs::path directory;
   // What the result depends on (facts::CppAnalysis).
   std::vector<facts::IncludedFile> included;
   std::vector<std::string> absent;
+  // Each header found (absolute), with the paths searched before the one it was found at: one
+  // appearing there would be read instead, so the result holds while they stay absent.
+  std::vector<std::pair<std::string, std::vector<std::string>>> searched_before;
   bool dependencies_known = false;
   bool walked = false;  // the AST was built and walked: something was analysed
   // Syntax errors of the file itself (see ErrorCollector), which degraded mode must not hide.
@@ -385,17 +389,22 @@ class ReadableFiles : public llvm::vfs::ProxyFileSystem {
   std::set<std::string> trusted_;
 };
 
+// A path Clang names (relative to the command's directory, perhaps) made absolute.
+fs::path absolute_in(const RunState& state, StringRef name) {
+  fs::path p(name.str());
+  if (p.is_relative() && !state.directory.empty()) p = state.directory / p;
+  return p.lexically_normal();
+}
+
 // The project headers the translation unit read (user headers: not found in a system
 // directory), with the hashes of their bytes, and every path a missing header was looked
-// for at: the directories searched and those of the files that include.
+// for at: the directories searched and those of the files that include; and, for each project
+// header, the paths searched before the one it was found at (a header appearing there would
+// shadow it).
 void record_dependencies(const SourceManager& sm, HeaderSearch& headers, RunState& state) {
   state.dependencies_known = true;
   std::set<std::string> including_dirs{state.main_absolute.parent_path().string()};
-  auto absolute = [&](StringRef name) {
-    fs::path p(name.str());
-    if (p.is_relative() && !state.directory.empty()) p = state.directory / p;
-    return p.lexically_normal();
-  };
+  auto absolute = [&](StringRef name) { return absolute_in(state, name); };
   for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {
     const FileEntry* entry = it->first;
     if (!entry) continue;
@@ -411,11 +420,15 @@ void record_dependencies(const SourceManager& sm, HeaderSearch& headers, RunStat
     state.included.push_back({path.string(), XXH3_64bits(bytes->data(), bytes->size())});
     including_dirs.insert(path.parent_path().string());
   }
-  if (state.missing.empty()) return;
-  std::set<std::string> dirs = including_dirs;
-  for (auto it = headers.search_dir_begin(); it != headers.search_dir_end(); ++it)
-    if (const DirectoryEntry* dir = it->getDir()) dirs.insert(absolute(dir->getName()).string());
   std::set<std::string> absent;
+  std::set<std::string> included;
+  for (const auto& file : state.included) included.insert(file.path);
+  for (const auto& [found, before] : state.searched_before)
+    if (included.count(found)) absent.insert(before.begin(), before.end());
+  std::set<std::string> dirs = including_dirs;
+  if (!state.missing.empty())
+    for (auto it = headers.search_dir_begin(); it != headers.search_dir_end(); ++it)
+      if (const DirectoryEntry* dir = it->getDir()) dirs.insert(absolute(dir->getName()).string());
   for (const std::string& name : state.missing) {
     if (fs::path(name).is_absolute()) {
       absent.insert(fs::path(name).lexically_normal().string());
@@ -435,12 +448,45 @@ class MissingHeaders : public PPCallbacks {
   MissingHeaders(RunState& state, Preprocessor& preprocessor) : state_(state), preprocessor_(preprocessor) {}
   bool FileNotFound(StringRef name, SmallVectorImpl<char>& recovery) override {
     const std::string dir = std::string(kMissingHeaderRoot) + "/" + std::to_string(state_.missing.size());
-    const std::string content =
-        degraded_header(name, [this](HeaderFamily family) { return on_include_path(family); });
+    // The export macros of the file that includes it (and the main file's), which that header
+    // may have been the one to define.
+    std::string content = class_head_macros(state_.main_source);
+    if (const PreprocessorLexer* includer = preprocessor_.getCurrentFileLexer())
+      if (includer->getFileID() != preprocessor_.getSourceManager().getMainFileID())
+        content += class_head_macros(preprocessor_.getSourceManager().getBufferData(includer->getFileID()));
+    content += degraded_header(name, [this](HeaderFamily family) { return on_include_path(family); });
     state_.memory->addFile(dir + "/" + name.str(), 0, llvm::MemoryBuffer::getMemBufferCopy(content));
     state_.missing.push_back(name.str());
     recovery.assign(dir.begin(), dir.end());
     return true;
+  }
+
+  // A header found at `search_path`: the places searched before it (the including file's
+  // directory for a quoted include, then the search directories in order) are where a new
+  // header of that name would shadow it (record_dependencies keeps those of project headers).
+  void InclusionDirective(SourceLocation hash, const Token&, StringRef name, bool angled, CharSourceRange,
+                          const FileEntry* file, StringRef search_path, StringRef, const Module*,
+                          SrcMgr::CharacteristicKind) override {
+    if (!file || search_path.empty() || fs::path(name.str()).is_absolute()) return;
+    const fs::path found_in = absolute_in(state_, search_path);
+    if (found_in.string().starts_with(kMissingHeaderRoot)) return;
+    std::vector<fs::path> order;
+    const SourceManager& sm = preprocessor_.getSourceManager();
+    if (!angled)
+      if (const FileEntry* includer = sm.getFileEntryForID(sm.getFileID(sm.getExpansionLoc(hash))))
+        order.push_back(absolute_in(state_, includer->getName()).parent_path());
+    const HeaderSearch& headers = preprocessor_.getHeaderSearchInfo();
+    for (auto it = angled ? headers.angled_dir_begin() : headers.search_dir_begin();
+         it != headers.search_dir_end(); ++it)
+      if (const DirectoryEntry* dir = it->getDir()) order.push_back(absolute_in(state_, dir->getName()));
+    const std::string found = absolute_in(state_, file->getName()).string();
+    std::vector<std::string> before;
+    for (const fs::path& dir : order) {
+      if (dir == found_in) break;
+      std::string candidate = (dir / name.str()).lexically_normal().string();
+      if (candidate != found) before.push_back(std::move(candidate));
+    }
+    if (!before.empty()) state_.searched_before.emplace_back(found, std::move(before));
   }
 
  private:
@@ -922,6 +968,7 @@ class Analyzer final : public facts::CppAnalyzer {
     }
 
     RunState state;
+    state.main_source = source;
     state.main_absolute = absolute_path.lexically_normal();
     state.main_display = display_path;
     state.directory = command.directory;

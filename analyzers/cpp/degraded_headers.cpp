@@ -1,5 +1,8 @@
 #include "analyzers/cpp/degraded_headers.hpp"
 
+#include <set>
+#include <vector>
+
 namespace kvlint::cpp {
 
 namespace {
@@ -869,6 +872,85 @@ std::string degraded_header(std::string_view name, const std::function<bool(Head
   // Any other missing header (a project header outside the fallback include path) may be
   // the one that brought LibTorch, CUDA or the kvlint header in.
   if (!is_libtorch_family(name)) add(HeaderFamily::ModelLocalKv, kModelLocalKv);
+  return out;
+}
+
+namespace {
+
+bool is_identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+bool is_all_caps(std::string_view word) {
+  if (word.empty() || word.front() < 'A' || word.front() > 'Z') return false;
+  for (const char c : word)
+    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+// The source with comments and string / character literals blanked, so that neither a
+// commented-out class head nor a string yields a word.
+std::string code_only(std::string_view source) {
+  std::string out(source);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == '/' && i + 1 < out.size() && (out[i + 1] == '/' || out[i + 1] == '*')) {
+      const bool line = out[i + 1] == '/';
+      std::size_t end = out.find(line ? "\n" : "*/", i + 2);
+      end = end == std::string::npos ? out.size() : end + (line ? 0 : 2);
+      for (std::size_t j = i; j < end; ++j)
+        if (out[j] != '\n') out[j] = ' ';
+      i = end == out.size() ? end : end - 1;
+    } else if (out[i] == '"' || out[i] == '\'') {
+      const char quote = out[i];
+      std::size_t j = i + 1;
+      while (j < out.size() && out[j] != quote && out[j] != '\n') j += out[j] == '\\' ? 2 : 1;
+      for (std::size_t k = i; k <= j && k < out.size(); ++k)
+        if (out[k] != '\n') out[k] = ' ';
+      i = j;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string class_head_macros(std::string_view source) {
+  const std::string code = code_only(source);
+  std::set<std::string, std::less<>> macros, classes;
+  std::size_t i = 0;
+  auto skip_blanks = [&] {
+    while (i < code.size() && (code[i] == ' ' || code[i] == '\t' || code[i] == '\n' || code[i] == '\r')) ++i;
+  };
+  auto word = [&] {
+    const std::size_t begin = i;
+    while (i < code.size() && is_identifier_char(code[i])) ++i;
+    return std::string_view(code).substr(begin, i - begin);
+  };
+  while (i < code.size()) {
+    if (!is_identifier_char(code[i])) {
+      ++i;
+      continue;
+    }
+    const bool starts_word = i == 0 || !is_identifier_char(code[i - 1]);
+    const std::string_view keyword = word();
+    if (!starts_word || (keyword != "class" && keyword != "struct")) continue;
+    // The words of the head up to `{` or a base clause; the last (before `final`) is the name.
+    std::vector<std::string_view> words;
+    for (skip_blanks(); i < code.size() && is_identifier_char(code[i]); skip_blanks())
+      words.push_back(word());
+    if (!words.empty() && words.back() == "final") words.pop_back();
+    if (words.size() == 1) classes.emplace(words.front());  // `class MLP;`, `struct MLP {`
+    const bool defines = i < code.size() &&
+                         (code[i] == '{' || (code[i] == ':' && (i + 1 == code.size() || code[i + 1] != ':')));
+    if (!defines || words.size() < 2) continue;
+    classes.emplace(words.back());
+    for (std::size_t k = 0; k + 1 < words.size(); ++k)
+      if (is_all_caps(words[k])) macros.emplace(words[k]);
+  }
+  // A class of the file's own (`struct MLP {...}; struct MLP mlp{};`) is no macro.
+  std::string out;
+  for (const std::string& m : macros)
+    if (!classes.count(m)) out += "#ifndef " + m + "\n#define " + m + "\n#endif\n";
   return out;
 }
 

@@ -28,4 +28,11 @@ std::string_view probe_header(HeaderFamily family);
 // family f's real headers can be found (asked only for the families the name brings).
 std::string degraded_header(std::string_view name, const std::function<bool(HeaderFamily)>& real_available);
 
+// Empty definitions, each under #ifndef, of the all-caps words `source` puts between `class` or
+// `struct` and the name of a class it defines (`class ATTN_EXPORT Attn : ...`): export macros,
+// defined by a header generated at build time (CMake's GenerateExportHeader), which is missing
+// where kvlint runs. Served with a missing header, so the class is not lost to a parse error;
+// a macro a found header defines keeps its own definition.
+std::string class_head_macros(std::string_view source);
+
 }  // namespace kvlint::cpp

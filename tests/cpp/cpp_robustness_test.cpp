@@ -289,6 +289,30 @@ TEST(CppRobustness, TheCacheFollowsIncludedProjectHeaders) {
   EXPECT_NE(warm.err.find("files_parsed=0"), std::string::npos) << warm.err;
 }
 
+// A header that appears where the search looks before the one a file read (beside the file, for
+// a quoted include found in include/) is read instead: the cached result, made with the other
+// one, is analysed again (it said "All checks passed" on every later run; issue 39, item 7).
+TEST(CppRobustness, ACachedResultIsAnalysedAgainWhenANewHeaderShadowsTheOneItRead) {
+  TempDir dir;
+  dir.write("kvlint.toml", "");
+  dir.write("include/kv.h", "#define WITH_CACHE 0\n");
+  dir.write("src/a.cpp", std::string("#include <torch/torch.h>\n#include \"kv.h\"\n#if WITH_CACHE\n") +
+                             kCppModel + "#endif\n");
+  auto codes = [&](bool cache) {
+    std::vector<std::string> args{"check", "--format", "json", "src"};
+    if (!cache) args.push_back("--no-cache");
+    return codes_in(report(kvlint(dir.path(), args)), "a.cpp");
+  };
+  const std::vector<std::string> none, kv101{"KV101"};
+  EXPECT_EQ(codes(true), none);
+  EXPECT_EQ(codes(true), none);  // from the cache
+  dir.write("src/kv.h", "#define WITH_CACHE 1\n");
+  EXPECT_EQ(codes(false), kv101);
+  EXPECT_EQ(codes(true), kv101);
+  EXPECT_NE(kvlint(dir.path(), {"check", "-v", "src"}).err.find("files_parsed=0"), std::string::npos)
+      << "the new state is cached in turn";
+}
+
 // A compile database whose command analyses nothing must not pass the gate (README: nothing
 // analysed is exit 1), cached or not. (`"arguments": ["clang++"]` did too before the allow-list
 // of compile options, which now adds the file: that command analyses it.)
