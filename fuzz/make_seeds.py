@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds the seed corpus of one fuzz target from what the repository already
 holds, so seeds follow the formats as they change: rule fixtures and the example
-tree (Python, C++, suppression comments), the TOML in tests and README.md
+tree (Python, C++, suppression comments), the TOML in tests, README.md and docs/
 (configuration), `kvlint check --format json` output (findings), the facts
 caches `kvlint check` writes over them. The hand-made seeds in fuzz/corpus/TARGET
 are added too.
@@ -81,8 +81,9 @@ def seeds_config(out, kvlint):
 
     for f in sorted(ROOT.glob("examples/**/*.toml")) + sorted(ROOT.glob("tests/**/*.toml")):
         add(f.read_text())
-    for block in re.findall(r"```toml\n(.*?)```", (ROOT / "README.md").read_text(), re.S):
-        add(block)
+    for doc in [ROOT / "README.md"] + sorted(ROOT.glob("docs/*.md")):
+        for block in re.findall(r"```toml\n(.*?)```", doc.read_text(), re.S):
+            add(block)
     # TOML written by the C++ tests: raw string literals passed as pyproject.toml / kvlint.toml.
     for f in sorted(ROOT.glob("tests/**/*.cpp")):
         for raw in re.findall(r'R"\((.*?)\)"', f.read_text(), re.S):
