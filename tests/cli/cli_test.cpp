@@ -120,6 +120,16 @@ TEST(Cli, ExitCodes) {
   EXPECT_EQ(missing.exit_code, 1);
 }
 
+// `kvlint check` analyses C++ beside Python (docs/cpp.md); its help must not say Python only.
+TEST(Cli, CheckHelpSaysItChecksPythonAndCppFiles) {
+  TempDir dir;
+  const CliRun help = kvlint(dir.path(), {"check", "--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_THAT(help.out, HasSubstr("Check Python and C++ files and directories")) << help.out;
+  const CliRun top = kvlint(dir.path(), {"--help"});
+  EXPECT_THAT(top.out, HasSubstr("Check Python and C++ files and directories")) << top.out;
+}
+
 TEST(Cli, ConfigErrorsExit2NamingFileKeyAndType) {
   TempDir dir;
   dir.write("a.py", kCleanFile);

@@ -453,7 +453,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   CheckArgs check_args;
-  CLI::App* check = app.add_subcommand("check", "Check Python files and directories (default: .)");
+  CLI::App* check = app.add_subcommand("check", "Check Python and C++ files and directories (default: .)");
   check->footer(kCheckFooter);
   check->add_option("paths", check_args.paths, "Files or directories to check");
   check->add_option("--format", check_args.format, "Output format")
