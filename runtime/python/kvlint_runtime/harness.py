@@ -5,11 +5,12 @@ import gc
 import inspect
 import os
 import platform
+import contextlib
 import sys
 import traceback
 from typing import Any, Callable, Dict, List
 
-from . import declarations
+from . import declarations, raw_tensors
 
 Emit = Callable[[Dict[str, Any]], None]
 
@@ -75,6 +76,7 @@ def run_entry(entry: Dict[str, Any], emit: Emit) -> None:
          transformers=transformers.__version__, device=device)
 
     tracker = Tracker()
+    raw = _raw_tracker(tracker)
     with tracker.installed():
         # Caches and captures made while building (MiMo captures in its
         # constructor) are reported under the pseudo-path "build".
@@ -86,7 +88,8 @@ def run_entry(entry: Dict[str, Any], emit: Emit) -> None:
             send("error", path=None, concurrency=None, kind="import", message=_message(exc))
             return
         try:
-            model = _build(factory, device)
+            with _recording(raw, on_path=False):  # pools are often allocated in __init__
+                model = _build(factory, device)
         except BaseException as exc:  # noqa: BLE001
             send("error", path="build", concurrency=0, kind=_error_kind(exc), message=_message(exc))
             return
@@ -95,17 +98,34 @@ def run_entry(entry: Dict[str, Any], emit: Emit) -> None:
         steps = int(entry.get("steps", 4))
         for path in entry.get("paths", []):
             for concurrency in entry.get("concurrency", [1]):
-                _run_path(tracker, send, entry, model, driver, path, int(concurrency), steps)
+                _run_path(tracker, raw, send, entry, model, driver, path, int(concurrency), steps)
         del model
         gc.collect()
 
 
-def _run_path(tracker: Any, send: Callable[..., None], entry: Dict[str, Any], model: Any,
+def _raw_tracker(tracker: Any) -> Any:
+    """Raw tensor K/V observation (raw_tensors.py), unless KVLINT_RAW_TENSORS=0."""
+    if not raw_tensors.enabled():
+        return None
+    from transformers import cache_utils
+
+    # A transformers cache's tensors are its cache event's: the walk does not enter one.
+    caches = tuple(c for c in (getattr(cache_utils, "Cache", None), getattr(cache_utils, "EncoderDecoderCache", None))
+                   if isinstance(c, type))
+    return raw_tensors.RawTensorTracker(tracker.locator, lambda obj: isinstance(obj, caches))
+
+
+def _recording(raw: Any, on_path: bool) -> Any:
+    return raw.recording(on_path) if raw is not None else contextlib.nullcontext()
+
+
+def _run_path(tracker: Any, raw: Any, send: Callable[..., None], entry: Dict[str, Any], model: Any,
               driver: Callable[..., Any], path: str, concurrency: int, steps: int) -> None:
     tracker.begin_run()
     ok = True
     try:
-        driver(model, path, concurrency, steps)
+        with _recording(raw, on_path=True):
+            driver(model, path, concurrency, steps)
     except BaseException as exc:  # noqa: BLE001 - a failing path must not stop the others
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
@@ -116,6 +136,10 @@ def _run_path(tracker: Any, send: Callable[..., None], entry: Dict[str, Any], mo
         send("error", path=path, concurrency=concurrency, kind=kind, message=message)
     gc.collect()  # "alive after the step" means reachable, not yet-uncollected
     _report_observations(tracker, send, path, concurrency)
+    if raw is not None:
+        # Raw K/V the model keeps after the path: cache events of class "raw-tensor".
+        for report in raw.reports(model):
+            send("cache", path=path, concurrency=concurrency, **report)
     if ok:
         _report_declarations(send, entry, model, path, concurrency)
     send("path_done", path=path, concurrency=concurrency, ok=ok)

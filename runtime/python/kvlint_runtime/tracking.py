@@ -287,6 +287,10 @@ class Tracker:
         self._updating: set = set()  # ids of caches inside a wrapped update() (re-entrancy guard)
         self._restore: List[Callable[[], None]] = []
 
+    @property
+    def locator(self) -> _Locator:
+        return self._locator
+
     # ---- run bookkeeping -------------------------------------------------
     def begin_run(self) -> None:
         self._run_id += 1
