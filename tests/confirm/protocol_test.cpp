@@ -25,6 +25,18 @@ TEST(Protocol, ParsesEveryEventKind) {
   EXPECT_EQ(c.growth.size(), 3u);
   EXPECT_TRUE(c.alive_after_step);
 
+  // Raw tensor K/V: the holder class and the attribute paths keeping it.
+  auto raw = parse_event_line(
+      R"({"event":"cache","model":"m","path":"serve","concurrency":2,"class":"raw-tensor","file":"/abs/ring.py","line":28,"owner":"Talker","rows":2,"bytes":4096,"bytes_per_row":2048,"holder":"_Session","kept_by":["_sessions[a].k","_sessions[b].k"]})",
+      error);
+  ASSERT_TRUE(raw) << error;
+  EXPECT_EQ(std::get<CacheEvent>(*raw).holder, "_Session");
+  EXPECT_EQ(std::get<CacheEvent>(*raw).kept_by,
+            (std::vector<std::string>{"_sessions[a].k", "_sessions[b].k"}));
+  EXPECT_FALSE(parse_event_line(
+      R"({"event":"cache","model":"m","path":"serve","concurrency":2,"file":"/a.py","line":1,"rows":1,"kept_by":[3]})",
+      error));
+
   auto capture = parse_event_line(
       R"({"event":"capture","model":"m","path":"graph","concurrency":1,"kind":"graph_context","file":"/a.py","line":40,"owner":"W","count":3,"resident_bytes":null})",
       error);

@@ -514,6 +514,46 @@ TEST(Reconcile, NoRT003WhenTheOwnerAllocatesOrThePathFailedOrKV301SaysIt) {
   EXPECT_TRUE(report.runtime_findings.empty());
 }
 
+// Raw tensor K/V as the harness reports it: a pool kept by the attention layers of a decoder
+// whose owners list relates the two classes (the decoder declares, the layer allocates).
+std::string raw_pool_line(std::string path, int concurrency, int64_t rows, int64_t bytes_per_row) {
+  return fmt::format(
+      R"({{"event":"cache","model":"m","path":"{}","concurrency":{},"class":"raw-tensor","file":"{}","line":23,"owner":"PoolAttention","rows":{},"positions":0,"layers":0,"bytes":{},"bytes_per_row":{},"objects":4,"alive_after_step":true,"holder":"PoolAttention","kept_by":["layers.0.k_pool","layers.0.v_pool","layers.1.k_pool","layers.1.v_pool"]}})",
+      path, concurrency, kFile, rows, rows * bytes_per_row, bytes_per_row);
+}
+
+TEST(Reconcile, DeclaredRawPoolAgreesAndAnUndeclaredOneIsRT001NamingItsAttribute) {
+  auto declared =
+      make_run("pool", {"PoolDecoder", "PoolAttention"},
+               {raw_pool_line("serve", 4, 4, 4096),
+                declaration_line("serve", 4, "PoolDecoder", "MAX_NUM_SEQS", 4, 4096), done_line("serve", 4)});
+  EXPECT_TRUE(reconcile({}, {declared}, {}).runtime_findings.empty());  // no RT003, RT002, RT004
+
+  auto drifting =
+      make_run("pool", {"PoolDecoder", "PoolAttention"},
+               {raw_pool_line("serve", 4, 4, 4096),
+                declaration_line("serve", 4, "PoolDecoder", "MAX_NUM_SEQS", 4, 2048), done_line("serve", 4)});
+  auto drift = reconcile({}, {drifting}, {});
+  ASSERT_EQ(drift.runtime_findings.size(), 1u);
+  EXPECT_EQ(drift.runtime_findings[0].code, "RT002");
+
+  auto undeclared =
+      make_run("pool", {"PoolAttention"}, {raw_pool_line("serve", 4, 4, 4096), done_line("serve", 4)});
+  auto report = reconcile({}, {undeclared}, {});
+  ASSERT_EQ(report.runtime_findings.size(), 1u);
+  const auto& rt = report.runtime_findings[0];
+  EXPECT_EQ(rt.code, "RT001");
+  EXPECT_NE(rt.message.find("raw K/V tensors kept as `layers.0.k_pool` (and 3 more)"), std::string::npos)
+      << rt.message;
+  ASSERT_TRUE(rt.evidence.observed);
+  EXPECT_EQ(rt.evidence.observed->bytes_per_row, 4096);
+
+  // A KV101 at the allocating line is confirmed by the raw store.
+  auto flagged = reconcile({finding("KV101", 23, "PoolAttention")}, {undeclared}, {});
+  EXPECT_EQ(only(flagged).verdict, Verdict::Confirmed) << only(flagged).evidence.summary;
+  EXPECT_TRUE(flagged.runtime_findings.empty());
+}
+
 // A cache built several frames below the call a finding names: the harness's innermost frame is
 // a vendored helper (another file, another owner); the finding's line and owner are on its chain.
 std::string chained_cache_line(std::string path, int concurrency, int64_t rows, int64_t bytes_per_row) {

@@ -157,5 +157,6 @@ def test_undeclared_raw_ring_is_rt001_with_measured_bytes(tmp_path):
     assert found["line"] == line_of("raw_kv/ring.py", "_Session(k=torch.zeros(shape)")
     observed = found["evidence"]["observed"]
     assert observed["class"] == "raw-tensor" and observed["bytes_per_row"] == RING_BYTES_PER_ROW
-    assert "2.00 KiB" in found["message"]
+    assert "raw K/V tensors kept as `_sessions[req-0].k`" in found["message"]
+    assert "holds 2 KiB per row" in found["message"]
     assert runtime_findings(report, "raw_pool") == runtime_findings(report, "raw_lookalike") == []

@@ -46,6 +46,7 @@ from .tracking import Frame, _Locator
 WALK_LIMIT = 200_000  # objects visited per reachability walk
 DEPTH_LIMIT = 24  # attribute/container hops from the model
 KEPT_BY_LIMIT = 16  # attribute paths reported per store
+_PRUNE_AT = 65536  # recorded allocations between sweeps of the freed ones
 
 _FACTORIES = ("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
               "new_empty", "new_zeros", "new_ones", "new_full", "empty_strided")
@@ -130,6 +131,8 @@ class RawTensorTracker:
         if not chain:
             return  # allocated by torch/transformers for their own use
         owner = next((o for _, _, o in chain if o), None)
+        if len(self._allocations) >= _PRUNE_AT and len(self._allocations) % _PRUNE_AT == 0:
+            self._forget_freed()  # a long path allocates (and frees) many temporaries
         self._allocations[key] = _Allocation(self._weak(tensor.untyped_storage()), chain, owner)
 
     def _on_write(self, tensor: Any) -> None:

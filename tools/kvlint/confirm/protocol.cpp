@@ -156,6 +156,14 @@ HarnessEvent parse_object(const json& object) {
         e.members.push_back({get_string(member, "owner"), get_string(member, "name", true)});
       }
     }
+    e.holder = get_string(object, "holder");
+    if (auto it = object.find("kept_by"); it != object.end() && !it->is_null()) {
+      if (!it->is_array()) throw FieldError{"\"kept_by\" is not an array"};
+      for (const auto& path : *it) {
+        if (!path.is_string()) throw FieldError{"\"kept_by\" holds a non-string"};
+        e.kept_by.push_back(path.get<std::string>());
+      }
+    }
     return e;
   }
   if (event == "capture") {

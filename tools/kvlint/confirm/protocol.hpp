@@ -50,6 +50,10 @@ struct CacheEvent {
   // naming a member is this cache's when the member and its class are among these, and is not
   // when the cache names other members only.
   std::vector<CacheMember> members;
+  // Raw tensor K/V (class "raw-tensor", optional): the class of the object keeping the tensors and
+  // the attribute paths from the booted model that keep them (`layers.0.attn.k_pool`).
+  std::string holder;
+  std::vector<std::string> kept_by;
 };
 
 struct CaptureEvent {

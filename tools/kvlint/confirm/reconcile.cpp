@@ -109,6 +109,15 @@ std::string rows_text(const DeclarationEvent& d) {
   return fmt::format("{} rows={}", d.rows_driver.empty() ? "rows" : d.rows_driver, d.rows);
 }
 
+// How a message names an observed cache: its class, or for raw tensor K/V (class "raw-tensor") the
+// attribute path keeping it, which is what a reader finds in the model's code.
+std::string cache_text(const CacheEvent& c) {
+  if (c.cache_class != "raw-tensor") return c.cache_class.empty() ? "a cache" : c.cache_class;
+  if (c.kept_by.empty()) return "raw K/V tensors";
+  return fmt::format("raw K/V tensors kept as `{}`{}", c.kept_by.front(),
+                     c.kept_by.size() > 1 ? fmt::format(" (and {} more)", c.kept_by.size() - 1) : "");
+}
+
 ObservedEvidence observed_of(const CacheEvent& c) {
   return ObservedEvidence{c.file,          c.line,  c.cache_class, c.owner,     c.rows,
                           c.bytes_per_row, c.bytes, c.objects,     c.positions, c.layers};
@@ -244,10 +253,10 @@ class Reconciler {
               "{} created at {}:{} (owner {}) holds {} per row and no declaration covers it: {}'s "
               "\"{}\" ({} per row) is the cache at {}:{} on path {} at concurrency {}, so this is a second, "
               "undeclared cache",
-              cache.cache_class.empty() ? "a cache" : cache.cache_class, shown, cache.line, cache.owner,
-              format_bytes(cache.bytes_per_row), cache.owner, closest->name,
-              format_bytes(closest->bytes_per_row), display_path(declared_elsewhere->file),
-              declared_elsewhere->line, cache.path, cache.concurrency);
+              cache_text(cache), shown, cache.line, cache.owner, format_bytes(cache.bytes_per_row),
+              cache.owner, closest->name, format_bytes(closest->bytes_per_row),
+              display_path(declared_elsewhere->file), declared_elsewhere->line, cache.path,
+              cache.concurrency);
           rt.evidence.summary = fmt::format(
               "observed rows={} at concurrency {} ({}/row) beside the declared cache at line {}", cache.rows,
               cache.concurrency, format_bytes(cache.bytes_per_row), declared_elsewhere->line);
@@ -282,8 +291,8 @@ class Reconciler {
         rt.message = fmt::format(
             "{} created at {}:{} (owner {}) holds {} per row and no static finding names it and "
             "no declaration covers it: a blind spot of the analyzer",
-            cache.cache_class.empty() ? "a cache" : cache.cache_class, shown, cache.line,
-            cache.owner.empty() ? "unknown" : cache.owner, format_bytes(cache.bytes_per_row));
+            cache_text(cache), shown, cache.line, cache.owner.empty() ? "unknown" : cache.owner,
+            format_bytes(cache.bytes_per_row));
         rt.evidence.summary = fmt::format("observed rows={} at concurrency {} ({}/row), undeclared",
                                           cache.rows, cache.concurrency, format_bytes(cache.bytes_per_row));
         out.push_back(std::move(rt));

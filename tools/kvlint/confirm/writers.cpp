@@ -202,6 +202,8 @@ json model_json(const ModelRun& run) {
         members.push_back({{"owner", member.owner}, {"name", member.name}});
       caches.back()["members"] = std::move(members);
     }
+    if (!c.holder.empty()) caches.back()["holder"] = c.holder;
+    if (!c.kept_by.empty()) caches.back()["kept_by"] = c.kept_by;
   }
   json captures = json::array();
   for (const auto& c : run.captures) {
