@@ -34,6 +34,17 @@ Module-level code has no owner class to declare on and is not reported, and neit
 are cache classes that build caches (`EncoderDecoderCache` building its two halves): that
 is the library's structure, and the outer cache's constructor is the site that counts.
 
+Raw K/V counts the same: plain tensors a class allocates (`torch.empty/zeros/full/ones`, their
+`_like` and `new_` forms) and keeps (on `self`, in a container or a dict kept there, through
+`register_buffer`, or through a local stored there later) that its code treats as keys and
+values -- read by attention (`scaled_dot_product_attention`, flash-attn, `q @ k`), or, when a
+name says K/V (`k_cache`, `keys`, `_kv_buf`, a `...KVCache` class), written in a step (slice
+assignment, `copy_`, `index_copy_`, `scatter_`, growth by `torch.cat`) or handed on as K/V.
+The message says what was seen ("allocates raw K/V tensors `keys`/`values` with
+`torch.empty` ... written as K/V by slice assignment at line 597"). Parameters, tensors under two
+dimensions or of an integer dtype, and rotary tables, masks, positions, offsets, convolution or
+hidden state are not K/V whatever their use.
+
 ## Why it matters
 The engine charges graph-resident memory at profiling time, but the per-request portion
 is allocated after profiling and nobody predicted it. The reference document's Qwen3-TTS
