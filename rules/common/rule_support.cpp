@@ -79,6 +79,33 @@ std::string describe_raw_kv_use(const facts::RawKv& kv) {
   return uses;
 }
 
+bool kept_by_the_model(const facts::Project& project, facts::ClassRef owner, int depth) {
+  if (!owner) return true;
+  // A layer of a transformers cache (`StaticLayer(CacheLayerMixin)`): its tensors are the cache
+  // object's, which is reported where it is built.
+  for (const facts::ClassRef& a : project.ancestors(owner))
+    for (const facts::BaseClass& base : a.cls->bases)
+      if (facts::simple_name(base.resolved) == "CacheLayerMixin") return false;
+  for (const facts::BaseClass& base : owner.cls->bases)
+    if (facts::simple_name(base.resolved) == "CacheLayerMixin") return false;
+  if (project.is_module(owner) != facts::Tristate::No) return true;
+  if (depth >= 3) return false;
+  // Not a module: the model's when something that may be the model's holds or builds it. A
+  // module-level function that builds it may be called by the model. A class whose builders the
+  // analysis cannot see is the model's when it keeps the K/V itself (depth 0), not when it only
+  // builds the class that does (transformers' continuous-batching manager, built by a mixin).
+  bool known = false;
+  for (const auto& h : project.holders(owner)) {
+    known = true;
+    if (kept_by_the_model(project, h.holder, depth + 1)) return true;
+  }
+  for (const auto& built : project.constructions_of(owner)) {
+    known = true;
+    if (!built.by || kept_by_the_model(project, built.by, depth + 1)) return true;
+  }
+  return !known && depth == 0;
+}
+
 std::string describe_retention(const facts::CacheSite& site, const Spelling& spelling) {
   using R = facts::Retention;
   const std::string as = spelling.code(site.retained_as);

@@ -31,6 +31,13 @@ class Spelling;
 std::string describe_retention(const facts::CacheSite& site, const Spelling& spelling);
 // Raw K/V: how the code used it as K/V ("written as K/V by slice assignment at line 26, ...").
 std::string describe_raw_kv_use(const facts::RawKv& kv);
+// Whether raw K/V kept by `owner` is the model's: `owner` is (or may be) a module, or something
+// that may be the model's holds or builds it (a module, a module-level function, a class the
+// model holds or builds in turn; bounded), or nothing known does. A class that only other
+// classes outside the model build (a continuous-batching engine's paged pool) keeps the engine's
+// K/V; a layer of a transformers cache (a `CacheLayerMixin`) keeps the cache object's, reported
+// where that is built.
+bool kept_by_the_model(const facts::Project& project, facts::ClassRef owner, int depth = 0);
 
 // What a site does, for messages: "constructs a `DynamicCache`" (with the verb given:
 // "constructs", "builds"), or "stores an `int8_t*`" where it stores a value made elsewhere.

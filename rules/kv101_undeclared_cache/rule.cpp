@@ -43,7 +43,10 @@ assignment, `copy_`, `index_copy_`, `scatter_`, growth by `torch.cat`) or handed
 The message says what was seen ("allocates raw K/V tensors `keys`/`values` with
 `torch.empty` ... written as K/V by slice assignment at line 597"). Parameters, tensors under two
 dimensions or of an integer dtype, and rotary tables, masks, positions, offsets, convolution or
-hidden state are not K/V whatever their use.
+hidden state are not K/V whatever their use. Raw K/V is the model's when its class is a module,
+or a module holds or builds it (directly or through classes that are the model's): a class that
+only library or engine code builds (transformers' cache layers, a continuous-batching engine's
+paged pool) keeps the library's K/V, and is not reported.
 
 ## Why it matters
 The engine charges graph-resident memory at profiling time, but the per-request portion
@@ -104,6 +107,7 @@ class Check final : public Rule {
         if (site.owner_class.empty() || site.caller_requested) continue;
         facts::ClassRef owner = project.class_of(file, site.owner_class);
         if (!owner || project.is_cache_class(owner)) continue;
+        if (site.raw_kv && !rules::kept_by_the_model(project, owner)) continue;
         auto covers = project.coverage(owner);
         if (!covers.empty() && !forwards_to_nothing(project, owner, covers)) continue;
         Finding f = make_finding(project, owner, site);
