@@ -423,7 +423,7 @@ void FileWalker::on_assignment(TSNode node) {
   const bool right_is_none = sym(unwrap_parens(right)) == Sym::None;
   if (plain && func && ls == Sym::Identifier && sym(right) != Sym::Assignment) {
     func->local_values.emplace_back(text(left), right);
-    func->latest_binding[text(left)] = right;
+    if (has_raw_kv_text_) func->latest_binding[text(left)] = right;  // raw_kv.cpp reads it
   }
   if (plain && func && ls == Sym::Identifier && !right_is_none && may_be_none(unwrap_parens(right)))
     func->none_locals.emplace_back(text(left), node);  // `past = self.requests.get(rid)`
