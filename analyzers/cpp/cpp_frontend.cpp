@@ -542,6 +542,10 @@ class CompileBudget : public PPCallbacks {
     std::uint64_t argument_tokens = 0;
     for (unsigned i = 0; i < args->getNumMacroArguments(); ++i)
       argument_tokens += args->getArgLength(args->getUnexpArgument(i));
+    // A macro named in a file, not by another macro's tokens, starts a new top-level expansion:
+    // the ones before it are done (a file processed only for its macros, `-imacros`, gives the
+    // parser no token that would say so).
+    if (name.getLocation().isFileID()) open_.clear();
     // An expansion with no more uses than an open one started earlier is covered by that one.
     if (!open_.empty() && open_.back().uses >= uses) return;
     open_.push_back({uses, argument_tokens, tokens_, name.getIdentifierInfo()->getName().str()});
