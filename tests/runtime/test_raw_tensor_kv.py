@@ -66,6 +66,34 @@ def test_session_ring_rows_are_the_sessions_kept_in_a_dict(harness):
         assert f"_sessions[req-{concurrency - 1}].k" in store["kept_by"]
 
 
+PACKED_RING_BYTES_PER_ROW = 2 * 2 * 2 * 8 * 8 * 4  # layers x K+V x kv_heads x window x head_dim x fp32
+SESSION_BUFFER_BYTES_PER_ROW = 2 * 2 * 8 * 2 * 8 * 4  # layers x K+V x window x kv_heads*head_dim x fp32
+
+
+def packed(harness):
+    return harness("raw_packed", "raw_kv.packed", ["rings", "sessions"], [1, 3])
+
+
+def test_ring_with_k_and_v_packed_ahead_of_rows_counts_its_second_axis_as_rows(harness):
+    run = packed(harness)
+    assert not run.of("error"), run.stderr[-3000:]
+    for concurrency in (1, 3):
+        store = run.one("cache", path="rings", concurrency=concurrency)
+        assert store["owner"] == "_PackedRing" and store["holder"] == "_PackedRing"
+        assert store["line"] == line_of("raw_kv/packed.py", "self.cache = torch.zeros((2, rows,")
+        rows = concurrency + 1  # one per session and the scratch row, not the K/V axis of 2
+        assert store["rows"] == rows and store["bytes_per_row"] == PACKED_RING_BYTES_PER_ROW
+
+
+def test_buffers_written_by_foreach_copy_are_kv(harness):
+    run = packed(harness)
+    for concurrency in (1, 3):
+        store = run.one("cache", path="sessions", concurrency=concurrency)
+        assert store["owner"] == "_SessionBuffer" and store["holder"] == "_SessionBuffer"
+        assert store["rows"] == concurrency and store["bytes_per_row"] == SESSION_BUFFER_BYTES_PER_ROW
+        assert "sessions[s-0].kv" in store["kept_by"]
+
+
 def test_rotary_table_and_mask_buffers_are_not_kv(harness):
     run = lookalike(harness)
     assert not run.of("error"), run.stderr[-3000:]

@@ -9,7 +9,8 @@ no transformers Cache object exists for the cache tracker to see. This module:
    `new_` forms, `empty_strided`), at the innermost frame in the model's code (the cache
    tracker's `_Locator`), keyed by its storage and held only through a storage weak reference;
 2. marks a recorded storage "written on a path" when an in-place write (`copy_`, which slice
-   assignment ends in, `index_copy_`, `index_put_`, `scatter_`, `masked_scatter_`) targets it
+   assignment ends in, `index_copy_`, `index_put_`, `scatter_`, `masked_scatter_`, and each target
+   of `_foreach_copy_`) targets it
    while a path runs (not while the model is built);
 3. after each path, walks what the booted model keeps (attributes, nn.Module buffers and
    children, lists/tuples/dicts, plain objects' `__dict__`/`__slots__`; depth- and count-bound)
@@ -28,7 +29,8 @@ A store is one (owner, holder class) group: owner the class whose method allocat
 cache tracker names a cache's owner), holder the class of the object whose attribute (or
 container) keeps it. K and V allocated on two lines are one store, as one declaration describes
 them. Its rows: the number of distinct entries of the first dict on the keeping paths (one per
-session or request key), else the leading dimension of its tensors (slots of a pool).
+session or request key), else the leading dimension of its tensors (slots of a pool; the second
+when a leading axis of 2 packs K and V ahead of rows, heads, positions and head_dim).
 """
 from __future__ import annotations
 
@@ -50,7 +52,10 @@ _PRUNE_AT = 65536  # recorded allocations between sweeps of the freed ones
 
 _FACTORIES = ("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
               "new_empty", "new_zeros", "new_ones", "new_full", "empty_strided")
-_WRITES = ("copy_", "index_copy_", "index_put_", "_index_put_impl_", "scatter_", "masked_scatter_")
+# `_foreach_copy_` writes a list of targets in one op (MiniCPM-o's batched streaming encoder copies
+# every session's K/V rows that way); its targets are args[0], a list.
+_WRITES = ("copy_", "index_copy_", "index_put_", "_index_put_impl_", "scatter_", "masked_scatter_",
+           "_foreach_copy_")
 
 # Never walked into: they hold no model state, or (types, modules, functions) hold everything.
 _LEAF_TYPES = (str, bytes, bytearray, int, float, complex, bool, type(None), range, slice, type,
@@ -135,7 +140,11 @@ class RawTensorTracker:
             self._forget_freed()  # a long path allocates (and frees) many temporaries
         self._allocations[key] = _Allocation(self._weak(tensor.untyped_storage()), chain, owner)
 
-    def _on_write(self, tensor: Any) -> None:
+    def _on_write(self, target: Any) -> None:
+        for tensor in target if isinstance(target, (list, tuple)) else (target,):
+            self._mark_written(tensor)
+
+    def _mark_written(self, tensor: Any) -> None:
         key = self._storage_key(tensor)
         allocation = self._allocations.get(key) if key is not None else None
         if allocation is not None and not allocation.ref.expired():
@@ -212,6 +221,15 @@ class RawTensorTracker:
                 queue.append((value, path + (step,), here))
 
 
+def _rows_axis_size(shape: Tuple[int, ...]) -> int:
+    """The rows axis of a kept tensor: its leading one, except where K and V are packed on a
+    leading axis of 2 ahead of rows, heads, positions and head_dim (PersonaPlex's `_RingKV`,
+    `(2, batch, heads, capacity, head_dim)`): then the next one."""
+    if len(shape) >= 5 and shape[0] == 2:
+        return shape[1]
+    return shape[0]
+
+
 @dataclasses.dataclass(frozen=True)
 class _Step:
     kind: str  # "attr" | "index" | "key"
@@ -248,7 +266,7 @@ class _Store:
         first_key = next((i for i, step in enumerate(path) if step.kind == "key"), None)
         if first_key is not None:
             self.row_keys.add(path[: first_key + 1])
-        self.leading = max(self.leading, tensor.shape[0])
+        self.leading = max(self.leading, _rows_axis_size(tensor.shape))
         self.shapes.add(tuple(tensor.shape))
         if key in self.storages:
             return
