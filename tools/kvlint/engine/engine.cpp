@@ -170,6 +170,7 @@ void add_checked_project(CheckResult& result, ProjectRun& project) {
   for (auto& d : part.diagnostics) result.diagnostics.push_back(std::move(d));
   for (auto& detail : part.details) result.details.push_back(std::move(detail));
   for (auto& parsed : part.parsed_files) result.parsed_files.push_back(std::move(parsed));
+  for (auto& widened : part.widened) result.widened.push_back(std::move(widened));
   result.suppressed += part.suppressed;
   result.stats.files_parsed += part.stats.files_parsed;
   result.stats.files_cached += part.stats.files_cached;

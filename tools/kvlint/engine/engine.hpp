@@ -93,6 +93,13 @@ struct ParsedFile {
   unsigned parses = 0;
 };
 
+// A file the widening stage analysed although the prefilter had skipped or deferred it, and the
+// widening step that did (engine/project_run.hpp, WideningStep): why it was parsed.
+struct WidenedFile {
+  std::string path;  // display path
+  std::string step;  // WideningStep::name: "capture-holders", "bases", "demand", ...
+};
+
 struct CheckResult {
   std::vector<Finding> findings;        // sorted: path, line, column, code
   std::vector<Diagnostic> diagnostics;  // sorted: path, line
@@ -105,6 +112,7 @@ struct CheckResult {
   // so `--fix` can skip a file that changed since.
   std::map<std::string, std::uint64_t> content_hashes;
   std::vector<ParsedFile> parsed_files;  // every file parsed this run (not cached, not skipped)
+  std::vector<WidenedFile> widened;      // --verbose prints them as details too
 };
 
 // The bytes of the files a run first reads are kept for its later phases up to this many in

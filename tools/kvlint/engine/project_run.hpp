@@ -83,7 +83,8 @@ struct FileState {
   bool from_index = false;
   const std::vector<ScanRecord>* indexed_scans = nullptr;  // the index's, which outlives the run
   std::vector<ScanRecord> scans;
-  bool read_once = false;  // from the index, and read by some phase since
+  bool read_once = false;       // from the index, and read by some phase since
+  std::string_view widened_by;  // the widening step that first analysed it (WideningStep::name)
 };
 
 // A file's bytes for one phase: the run's kept copy, or those read again; empty (false) when
@@ -160,6 +161,26 @@ class IncludedFilesCheck {
   std::map<std::string, Seen> seen_;
 };
 
+class ProjectRun;
+
+// One way the widening stage (widen.cpp) finds files the prefilter skipped or deferred that
+// resolution needs: the question it answers, the text it looks for in the files not analysed,
+// and what it then analyses. A new kind of fact that needs such files is one more step, with
+// its test in tests/engine/widening_test.cpp; `--verbose` names the step that pulled in each file.
+struct WideningStep {
+  enum class When {
+    First,      // once, before the rounds
+    EachRound,  // in every round, until a round analyses nothing (kMaxWideningRounds)
+    RulesAsk,   // between rule rounds, for what the rules asked (resolve_and_check.cpp)
+  };
+  std::string_view name;
+  When when;
+  std::string_view question;
+  std::string_view looks_for;
+  std::string_view analyses;
+  bool (ProjectRun::*run)();  // analyses what it finds; true when it analysed some file
+};
+
 // The order findings and diagnostics are reported in (resolve_and_check.cpp).
 bool finding_less(const Finding& a, const Finding& b);
 bool diagnostic_less(const Diagnostic& a, const Diagnostic& b);
@@ -188,6 +209,10 @@ class ProjectRun {
   void read_all(std::atomic<std::size_t>& kept_bytes, const FileIndex* index);
   // engine.cpp: the stages after reading, in order.
   void check(ResultCache* cache);
+  // widen.cpp: the registered widening steps, in the order they run.
+  static const std::vector<WideningStep>& widening_steps();
+  static const WideningStep& widening_step(std::string_view name);
+
   // record.cpp
   void add_content_hashes(std::map<std::string, std::uint64_t>& out) const;
   void add_dependencies(std::vector<FileDependency>& out) const;
@@ -238,9 +263,13 @@ class ProjectRun {
 
   // widen.cpp
   void widen();
-  void analyse_capture_holders();
+  // Runs `analyse_files` on behalf of `step`: the files it gives facts for the first time are
+  // recorded as pulled in by the step (FileState::widened_by).
+  bool pull_in(const WideningStep& step, const std::function<bool()>& analyse_files);
+  bool analyse_capture_holders();
   bool analyse_kv_store_holders();
   bool analyse_bases();
+  bool analyse_cache_subclass_users();
   std::vector<std::string> project_cache_subclasses();
   std::vector<std::size_t> demanded(const facts::Demand::Wants& wants);
   std::vector<std::size_t> lend_facts(std::vector<facts::FileFacts>& lent);

@@ -97,6 +97,12 @@ void ProjectRun::finish_analysis() {
       ++result_.stats.files_skipped;
     for (const auto& d : f.analysis_diagnostics) result_.diagnostics.push_back(d);
   }
+  // Files are in discovery order (sorted by path within a project).
+  for (const auto& f : files_)
+    if (!f.widened_by.empty()) {
+      result_.widened.push_back({f.file.display, std::string(f.widened_by)});
+      result_.details.push_back(fmt::format("widening step {} analysed {}", f.widened_by, f.file.display));
+    }
 }
 
 // The rules run on the files analysed so far. While deferred files remain, the project
@@ -143,7 +149,10 @@ void ProjectRun::run_rules() {
       needed = readable_matching([](const FileState& f) { return f.deferred && !f.facts; });
     give_back(owners, std::move(*project).release_files());
     project.reset();
-    analyse(needed, vocabulary_);
+    pull_in(widening_step("demand"), [&] {
+      analyse(needed, vocabulary_);
+      return true;
+    });
     widen();
   }
   finish_analysis();

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "analyzers/python/python_frontend.hpp"
 #include "analyzers/python/text_scan.hpp"
@@ -73,7 +74,8 @@ std::vector<std::string> scan_class_names(std::string_view content, bool is_cpp)
 // (`Wrapper(` or `Wrapper.factory(`), then, up to two levels up, the files that construct
 // those holders: the gate may sit there (`if enforce_eager: return` before
 // `self.decoder.enable_cudagraph()`).
-void ProjectRun::analyse_capture_holders() {
+bool ProjectRun::analyse_capture_holders() {
+  bool analysed = false;
   std::set<std::string> built;
   for (const auto& f : files_)
     if (f.facts)
@@ -101,6 +103,7 @@ void ProjectRun::analyse_capture_holders() {
       found.insert(found.end(), python_found.begin(), python_found.end());
       std::sort(found.begin(), found.end());
     }
+    analysed = analysed || !found.empty();
     analyse(found, vocabulary_);
     // The classes that build the ones just searched for are the next level's targets.
     std::set<std::string> builders;
@@ -112,6 +115,7 @@ void ProjectRun::analyse_capture_holders() {
     for (const auto& name : built) builders.erase(name);
     built = std::move(builders);
   }
+  return analysed;
 }
 
 // The project cache subclasses among the facts analysed so far, which the project borrows
@@ -259,22 +263,77 @@ bool ProjectRun::analyse_bases() {
   }
 }
 
+// Project cache subclasses join the vocabulary; the files naming them (any file, analysed or
+// not) are analysed again under it. True when some class joined.
+bool ProjectRun::analyse_cache_subclass_users() {
+  std::vector<std::string> added;
+  for (auto& name : project_cache_subclasses())
+    if (std::find(vocabulary_.cache_classes.begin(), vocabulary_.cache_classes.end(), name) ==
+        vocabulary_.cache_classes.end())
+      added.push_back(std::move(name));
+  if (added.empty()) return false;
+  for (const auto& name : added) vocabulary_.cache_classes.push_back(name);
+  analyse(containing_any(readable_matching([](const FileState&) { return true; }), added), vocabulary_);
+  return true;
+}
+
+const std::vector<WideningStep>& ProjectRun::widening_steps() {
+  static const std::vector<WideningStep> steps{
+      {"capture-holders", WideningStep::When::First,
+       "which classes build a class that captures CUDA graphs, up to three levels up (where enforce_eager "
+       "gates sit)?",
+       "`Name(` and `Name.` for each capturing (then building) class; Python only where the front end "
+       "records "
+       "a construction (a capitalised name, at a word start), C++ also `<Name>`",
+       "the files not analysed that contain one", &ProjectRun::analyse_capture_holders},
+      {"kv-store-holders", WideningStep::When::EachRound,
+       "which C++ classes hold a class that keeps K/V and is no module (`std::shared_ptr<LayerKV> kv_`)?",
+       "`<Name>` for each such class, once per class", "the C++ files not analysed that contain one",
+       &ProjectRun::analyse_kv_store_holders},
+      {"bases", WideningStep::When::EachRound,
+       "where are the base classes (and a .cpp's out-of-line classes) defined that no analysed file defines?",
+       "the class names a file defines (after `class` at a line start; C++ `class` or `struct` anywhere)",
+       "the deferred files defining one first, else the skipped ones, up to two levels from the files "
+       "analysed for what they hold",
+       &ProjectRun::analyse_bases},
+      {"cache-subclasses", WideningStep::When::EachRound,
+       "which files name a cache class the project itself defines (a subclass of a vocabulary cache class)?",
+       "each new subclass's name, anywhere in the bytes",
+       "every file that contains one, under the widened vocabulary",
+       &ProjectRun::analyse_cache_subclass_users},
+      {"demand", WideningStep::When::RulesAsk,
+       "which deferred files could answer a question the rules asked (facts::Demand)?",
+       "the classes a file defines, `def name`, `NAME =`, `self` handed to a callable, a mentioned name, "
+       "`Name(` or `Name.` at a word start",
+       "the deferred files that contain one (every one in the last round, or when a question names no text)",
+       nullptr},
+  };
+  return steps;
+}
+
+const WideningStep& ProjectRun::widening_step(std::string_view name) {
+  for (const WideningStep& step : widening_steps())
+    if (step.name == name) return step;
+  throw std::logic_error("no widening step named " + std::string(name));
+}
+
+bool ProjectRun::pull_in(const WideningStep& step, const std::function<bool()>& analyse_files) {
+  std::vector<char> had(files_.size());
+  for (std::size_t i = 0; i < files_.size(); ++i) had[i] = files_[i].facts.has_value();
+  const bool analysed = analyse_files();
+  for (std::size_t i = 0; i < files_.size(); ++i)
+    if (!had[i] && files_[i].facts && files_[i].widened_by.empty()) files_[i].widened_by = step.name;
+  return analysed;
+}
+
 void ProjectRun::widen() {
-  analyse_capture_holders();
+  auto run = [&](const WideningStep& step) { return pull_in(step, [&] { return (this->*step.run)(); }); };
+  for (const WideningStep& step : widening_steps())
+    if (step.when == WideningStep::When::First) run(step);
   for (int round = 0; round < kMaxWideningRounds; ++round) {
-    bool changed = analyse_kv_store_holders();
-    changed = analyse_bases() || changed;
-    // Project cache subclasses join the vocabulary; files naming them are analysed again.
-    std::vector<std::string> added;
-    for (auto& name : project_cache_subclasses())
-      if (std::find(vocabulary_.cache_classes.begin(), vocabulary_.cache_classes.end(), name) ==
-          vocabulary_.cache_classes.end())
-        added.push_back(std::move(name));
-    if (!added.empty()) {
-      for (const auto& name : added) vocabulary_.cache_classes.push_back(name);
-      analyse(containing_any(readable_matching([](const FileState&) { return true; }), added), vocabulary_);
-      changed = true;
-    }
+    bool changed = false;
+    for (const WideningStep& step : widening_steps())
+      if (step.when == WideningStep::When::EachRound) changed = run(step) || changed;
     if (!changed) break;
   }
 }
