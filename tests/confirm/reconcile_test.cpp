@@ -236,27 +236,62 @@ TEST(Reconcile, KV301RefutedWhenTheInertPathDeclaresNothing) {
   EXPECT_EQ(only(report).verdict, Verdict::Refuted);
 }
 
-TEST(Reconcile, KV302ConfirmedWhenTheEagerPathAllocatesAndNothingIsCollected) {
+TEST(Reconcile, KV302ConfirmedWhereAPathAllocatesAndNothingIsCollectedWhateverItsName) {
+  // A user names paths after what they do (Qwen3-TTS's async-chunk "icl" and "xvec"): the verdict
+  // comes from what the path showed, not from "eager" in its name.
   auto run = make_run("codec", {"Dec"},
-                      {cache_line("enforce_eager", 1, 18, "Dec", 1, kRow), done_line("enforce_eager", 1)});
+                      {cache_line("icl", 1, 18, "Dec", 1, kRow), done_line("icl", 1),
+                       cache_line("xvec", 1, 18, "Dec", 1, kRow), done_line("xvec", 1)});
   auto report = reconcile({finding("KV302", 70, "Dec")}, {run}, {});
   const auto& r = only(report);
-  EXPECT_EQ(r.verdict, Verdict::Confirmed);
+  EXPECT_EQ(r.verdict, Verdict::Confirmed) << r.evidence.summary;
   EXPECT_EQ(r.evidence.collected_total_bytes, 0);
+  EXPECT_EQ(r.evidence.path, "icl");
 }
 
-TEST(Reconcile, KV302NotExercisedWithoutAnEagerPath) {
+TEST(Reconcile, KV302NotExercisedWithoutAnAllocationOrAPathKnownToRunWithoutTheWrapper) {
   auto run = make_run("codec", {"Dec"}, {done_line("graph", 1)});
   auto report = reconcile({finding("KV302", 70, "Dec")}, {run}, {});
   EXPECT_EQ(only(report).verdict, Verdict::NotExercised);
 }
 
-TEST(Reconcile, KV303ConfirmedByACaptureOnTheEnforceEagerPath) {
+TEST(Reconcile, KV302IsNotRefutedByACpuPathTheEntryDoesNotMarkEnforceEager) {
+  // Declarations covering the cache on a CPU path may just mean the wrapper was there.
+  auto run = make_run(
+      "codec", {"Dec"},
+      {cache_line("enforce_eager", 1, 18, "Dec", 1, kRow),
+       declaration_line("enforce_eager", 1, "Dec", "MAX_NUM_SEQS", 1, kRow), done_line("enforce_eager", 1)});
+  auto report = reconcile({finding("KV302", 70, "Dec")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::NotExercised) << only(report).evidence.summary;
+}
+
+TEST(Reconcile, KV302RefutedOnAnEnforceEagerPathWhoseDeclarationsCoverItsCaches) {
+  auto run = make_run("codec", {"Dec"},
+                      {cache_line("xvec", 1, 18, "Dec", 1, kRow),
+                       declaration_line("xvec", 1, "Dec", "MAX_NUM_SEQS", 1, kRow), done_line("xvec", 1)});
+  run.enforce_eager_paths = {"xvec"};
+  auto report = reconcile({finding("KV302", 70, "Dec")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Refuted);
+  EXPECT_NE(only(report).evidence.summary.find("xvec (enforce-eager)"), std::string::npos)
+      << only(report).evidence.summary;
+}
+
+TEST(Reconcile, KV302RefutedOnCudaWhereThePathCapturedNothingAndTheDeclarationsCoverIt) {
+  auto run = make_run("codec", {"Dec"},
+                      {cache_line("icl", 1, 18, "Dec", 1, kRow),
+                       declaration_line("icl", 1, "Dec", "MAX_NUM_SEQS", 1, kRow), done_line("icl", 1)},
+                      true, "cuda:0");
+  auto report = reconcile({finding("KV302", 70, "Dec")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Refuted) << only(report).evidence.summary;
+}
+
+TEST(Reconcile, KV303ConfirmedByACaptureOnAPathTheEntryMarksEnforceEager) {
   auto run = make_run(
       "mimo", {"Llm"},
-      {R"({"event":"capture","model":"m","path":"enforce_eager","concurrency":1,"kind":"graph_context","file":"/kvlint-test-nonexistent/pkg/model.py","line":670,"owner":"Llm","count":3,"resident_bytes":null})",
-       done_line("enforce_eager", 1)},
+      {R"({"event":"capture","model":"m","path":"local","concurrency":1,"kind":"graph_context","file":"/kvlint-test-nonexistent/pkg/model.py","line":670,"owner":"Llm","count":3,"resident_bytes":null})",
+       done_line("local", 1)},
       true, "cuda:0");
+  run.enforce_eager_paths = {"local"};
   auto report = reconcile({finding("KV303", 670, "Llm")}, {run}, {});
   const auto& r = only(report);
   EXPECT_EQ(r.verdict, Verdict::Confirmed);
@@ -264,14 +299,29 @@ TEST(Reconcile, KV303ConfirmedByACaptureOnTheEnforceEagerPath) {
   EXPECT_EQ(r.evidence.capture->count, 3);
 }
 
+TEST(Reconcile, KV303NotExercisedWhenNoPathIsMarkedEnforceEagerWhateverItsName) {
+  // A capture on a path merely named "enforce_eager" is a graph path's capture as far as the
+  // entry says: the deployment setting comes from the entry's configuration.
+  auto run = make_run(
+      "mimo", {"Llm"},
+      {R"({"event":"capture","model":"m","path":"enforce_eager","concurrency":1,"kind":"graph_context","file":"/kvlint-test-nonexistent/pkg/model.py","line":670,"owner":"Llm","count":3,"resident_bytes":null})",
+       done_line("enforce_eager", 1)},
+      true, "cuda:0");
+  auto report = reconcile({finding("KV303", 670, "Llm")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::NotExercised);
+  EXPECT_NE(only(report).evidence.summary.find("enforce-eager"), std::string::npos);
+}
+
 TEST(Reconcile, KV303RefutedWhenEnforceEagerCapturesNothingOnCuda) {
   auto run = make_run("mimo", {"Llm"}, {done_line("enforce_eager", 1)}, true, "cuda");
+  run.enforce_eager_paths = {"enforce_eager"};
   auto report = reconcile({finding("KV303", 670, "Llm")}, {run}, {});
   EXPECT_EQ(only(report).verdict, Verdict::Refuted);
 }
 
 TEST(Reconcile, KV303NotExercisedOnTheCpu) {
   auto run = make_run("mimo", {"Llm"}, {done_line("enforce_eager", 1)}, true, "cpu");
+  run.enforce_eager_paths = {"enforce_eager"};
   auto report = reconcile({finding("KV303", 670, "Llm")}, {run}, {});
   EXPECT_EQ(only(report).verdict, Verdict::NotExercised);
   EXPECT_NE(only(report).evidence.summary.find("CUDA"), std::string::npos);
@@ -589,6 +639,35 @@ TEST(Reconcile, AFindingWhoseOwnerIsOnTheChainIsConfirmedAtAnotherLine) {
   EXPECT_EQ(only(other).verdict, Verdict::Refuted);
 }
 
+TEST(Reconcile, RT001ForACacheOnAPathWhereItsOwnerDeclaresNothingThoughItDeclaresElsewhere) {
+  // Declarations are collected per path: the graph path's do not cover the cache the icl path holds.
+  auto run = make_run("codec", {"Dec"},
+                      {cache_line("graph", 1, 18, "Dec", 1, kRow),
+                       declaration_line("graph", 1, "Dec", "MAX_NUM_SEQS", 1, kRow), done_line("graph", 1),
+                       cache_line("icl", 1, 18, "Dec", 1, kRow), done_line("icl", 1)});
+  auto report = reconcile({}, {run}, {});
+  ASSERT_EQ(report.runtime_findings.size(), 1u);
+  EXPECT_EQ(report.runtime_findings[0].code, "RT001");
+  EXPECT_EQ(report.runtime_findings[0].evidence.path, "icl");
+}
+
+TEST(Reconcile, RT001ForACacheOnTheChainOfAClassWhoseKV302TheRunDidNotConfirm) {
+  // The KV302 is refuted (its enforce-eager path is covered), so it does not speak for the cache
+  // the other path holds undeclared.
+  auto run =
+      make_run("vae", {"VAEModel"},
+               {chained_cache_line("eager", 1, 1, 7168),
+                declaration_line("eager", 1, "Backbone", "MAX_NUM_SEQS", 1, 7168), done_line("eager", 1),
+                chained_cache_line("other", 1, 1, 7168), cache_line("other", 1, 50, "Elsewhere", 1, 64),
+                declaration_line("other", 1, "Elsewhere", "MAX_NUM_SEQS", 1, 64), done_line("other", 1)});
+  run.enforce_eager_paths = {"eager"};
+  auto report = reconcile({finding("KV302", 40, "VAEModel")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Refuted) << only(report).evidence.summary;
+  ASSERT_EQ(report.runtime_findings.size(), 1u);
+  EXPECT_EQ(report.runtime_findings[0].code, "RT001");
+  EXPECT_EQ(report.runtime_findings[0].evidence.path, "other");
+}
+
 TEST(Reconcile, NoRT001ForACacheWhoseChainPassesAClassAKV302Names) {
   // Qwen3-TTS under enforce_eager: the decoder's per-chunk caches are created in helpers of the
   // class the KV302 names; that finding covers them, RT001 would say it twice.
@@ -719,6 +798,7 @@ TEST(Reconcile, KV303IsNotConfirmedByACaptureRetainedFromAnEarlierPath) {
                       {capture_line("graph", 1, false), done_line("graph", 1),
                        capture_line("enforce_eager", 1, true), done_line("enforce_eager", 1)},
                       true, "cuda");
+  run.enforce_eager_paths = {"enforce_eager"};
   auto report = reconcile({finding("KV303", 53, "Mimo")}, {run}, {});
   EXPECT_EQ(only(report).verdict, Verdict::Refuted) << only(report).evidence.summary;
 }

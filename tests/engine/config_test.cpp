@@ -179,6 +179,33 @@ TEST(Config, RuntimeNumbersOutsideTheirRangeAreRejectedByKey) {
   EXPECT_DOUBLE_EQ(c.runtime.models.at(0).timeout_s, 604800);
 }
 
+// The deployment setting a verdict needs (KV303, a refuted KV302) is the entry's, not a path's name.
+TEST(Config, EnforceEagerMarksEveryPathOrTheNamedOnes) {
+  TempDir dir;
+  auto file = dir.write("kvlint.toml",
+                        "[runtime.models.all]\npaths = [\"icl\", \"xvec\"]\nenforce-eager = true\n"
+                        "[runtime.models.some]\npaths = [\"icl\", \"graph\"]\nenforce-eager = [\"icl\"]\n"
+                        "[runtime.models.none]\npaths = [\"eager\"]\n");
+  const Config c = load_config_file(file);
+  ASSERT_EQ(c.runtime.models.size(), 3u);
+  auto paths_of = [&c](std::string_view name) {
+    for (const auto& m : c.runtime.models)
+      if (m.name == name) return m.enforce_eager_paths;
+    ADD_FAILURE() << "no model " << name;
+    return std::vector<std::string>{};
+  };
+  EXPECT_EQ(paths_of("all"), (std::vector<std::string>{"icl", "xvec"}));
+  EXPECT_EQ(paths_of("some"), (std::vector<std::string>{"icl"}));
+  EXPECT_TRUE(paths_of("none").empty());
+  TempDir bad;
+  EXPECT_THAT(error_of(bad.write("kvlint.toml",
+                                 "[runtime.models.a]\npaths = [\"icl\"]\nenforce-eager = [\"eager\"]\n")),
+              HasSubstr("key 'enforce-eager' names \"eager\", which is not one of the entry's paths"));
+  EXPECT_THAT(
+      error_of(bad.write("kvlint.toml", "[runtime.models.a]\npaths = [\"icl\"]\nenforce-eager = 1\n")),
+      HasSubstr("key 'enforce-eager' must be a boolean or an array of path names"));
+}
+
 TEST(Config, UnknownKeySuggestsTheClosestKnownKey) {
   TempDir dir;
   EXPECT_THAT(error_of(dir.write("kvlint.toml", "selec = [\"KV\"]\n")),

@@ -225,7 +225,7 @@ void load_protocol(const toml::table& table, const Where& where, facts::Vocabula
 RuntimeModel load_model(std::string_view name, const toml::table& table, const Where& where) {
   check_keys(table, where,
              {"factory", "driver", "owners", "paths", "interpreter", "device", "concurrency", "steps",
-              "timeout", "env", "python-path", "plugin", "config"});
+              "timeout", "env", "python-path", "plugin", "config", "enforce-eager"});
   RuntimeModel model;
   model.name = std::string(name);
   if (const toml::node* n = table.get("factory")) model.factory = get_string(*n, where, "factory");
@@ -234,6 +234,18 @@ RuntimeModel load_model(std::string_view name, const toml::table& table, const W
   if (const toml::node* n = table.get("paths")) model.paths = get_strings(*n, where, "paths");
   if (const toml::node* n = table.get("interpreter"))
     model.interpreter = get_string(*n, where, "interpreter");
+  if (const toml::node* n = table.get("enforce-eager")) {
+    if (n->is_boolean())
+      model.enforce_eager_paths = n->as_boolean()->get() ? model.paths : std::vector<std::string>{};
+    else if (n->is_array())
+      model.enforce_eager_paths = get_strings(*n, where, "enforce-eager");
+    else
+      type_error(where, "enforce-eager", "a boolean or an array of path names", *n);
+    for (const auto& path : model.enforce_eager_paths)
+      if (std::find(model.paths.begin(), model.paths.end(), path) == model.paths.end())
+        throw ConfigError(fmt::format("{}: {} names \"{}\", which is not one of the entry's paths",
+                                      where.file, where.key("enforce-eager"), path));
+  }
   if (const toml::node* n = table.get("device")) {
     model.device = get_string(*n, where, "device");
     if (model.device != "auto" && model.device != "cpu" && model.device != "cuda")
@@ -322,13 +334,16 @@ void load_cpp(const toml::table& table, const Where& where, CppConfig& cpp, fact
     cpp.extensions = get_strings(*n, where, "extensions");
     for (const auto& e : cpp.extensions)
       if (e.size() < 2 || e.front() != '.' || e == ".py")
-        throw ConfigError(fmt::format("{}: {} entries must be file endings such as \".cpp\" (not .py), got {}",
-                                      where.file, where.key("extensions"), quote(e)));
+        throw ConfigError(
+            fmt::format("{}: {} entries must be file endings such as \".cpp\" (not .py), got {}", where.file,
+                        where.key("extensions"), quote(e)));
   }
   if (const toml::node* n = table.get("compile-commands"))
     cpp.compile_commands = get_string(*n, where, "compile-commands");
-  if (const toml::node* n = table.get("fallback-flags")) cpp.fallback_flags = get_strings(*n, where, "fallback-flags");
-  if (const toml::node* n = table.get("include-dirs")) cpp.include_dirs = get_strings(*n, where, "include-dirs");
+  if (const toml::node* n = table.get("fallback-flags"))
+    cpp.fallback_flags = get_strings(*n, where, "fallback-flags");
+  if (const toml::node* n = table.get("include-dirs"))
+    cpp.include_dirs = get_strings(*n, where, "include-dirs");
   if (const toml::node* n = table.get("kv-tensor-names"))
     vocab.cpp.kv_tensor_names = get_strings(*n, where, "kv-tensor-names");
   if (const toml::node* n = table.get("not-kv-tensor-names"))
@@ -393,7 +408,8 @@ void load_table(const toml::table& table, const std::string& file, const std::st
     load_protocol(get_table(*n, top, "protocol"), Where{file, "[" + nested_prefix + "protocol]"},
                   config.vocabulary);
   if (const toml::node* n = table.get("cpp"))
-    load_cpp(get_table(*n, top, "cpp"), Where{file, "[" + nested_prefix + "cpp]"}, config.cpp, config.vocabulary);
+    load_cpp(get_table(*n, top, "cpp"), Where{file, "[" + nested_prefix + "cpp]"}, config.cpp,
+             config.vocabulary);
   if (const toml::node* n = table.get("runtime"))
     load_runtime(get_table(*n, top, "runtime"), Where{file, "[" + nested_prefix + "runtime]"},
                  config.runtime);
@@ -547,7 +563,9 @@ bool Config::is_cpp_name(std::string_view name) const {
                      [&](const std::string& e) { return name.size() > e.size() && name.ends_with(e); });
 }
 
-bool Config::is_source_name(std::string_view name) const { return name.ends_with(".py") || is_cpp_name(name); }
+bool Config::is_source_name(std::string_view name) const {
+  return name.ends_with(".py") || is_cpp_name(name);
+}
 
 std::optional<Config> load_config_in(const fs::path& dir) {
   std::error_code ec;

@@ -23,12 +23,17 @@ class ConfigError : public std::runtime_error {
 // One `[tool.kvlint.runtime.models.NAME]` boot entry (runtime companion).
 struct RuntimeModel {
   std::string name;
-  std::string factory;   // "pkg.module:build"
-  std::string driver;    // "pkg.module:drive"
-  std::vector<std::string> owners;  // owner classes it covers (simple names); empty: any class its package defines
-  std::vector<std::string> paths;   // "eager", "graph", "streaming", "stateless", "enforce_eager"
-  std::string interpreter;          // empty: the configured default
-  std::string device = "auto";      // auto | cpu | cuda
+  std::string factory;  // "pkg.module:build"
+  std::string driver;   // "pkg.module:drive"
+  // The owner classes it covers (simple names); empty: any class its package defines.
+  std::vector<std::string> owners;
+  std::vector<std::string> paths;  // named freely: the driver's names ("icl", "streaming", "graph")
+  // `enforce-eager`: the paths the driver runs as a deployment with enforce_eager set (no CUDA-graph
+  // wrapper, no capture expected). `true` marks every path, an array names some. KV303 needs it (a
+  // capture is a fault only where enforce_eager is set); KV302 is refuted only on such a path.
+  std::vector<std::string> enforce_eager_paths;
+  std::string interpreter;      // empty: the configured default
+  std::string device = "auto";  // auto | cpu | cuda
   std::vector<int> concurrency = {1, 4};
   int steps = 4;
   double timeout_s = 120;  // (0, kMaxTimeoutSeconds]
@@ -70,11 +75,11 @@ struct Config {
   std::vector<std::string> ignore;
   std::vector<std::string> extend_select;
   std::map<std::string, std::vector<std::string>> per_file_ignores;  // glob -> codes/prefixes
-  std::vector<std::string> exclude;             // globs, gitignore-style, relative to root
+  std::vector<std::string> exclude;  // globs, gitignore-style, relative to root
   std::vector<std::string> extend_exclude;
   Severity fail_on = Severity::Warning;
   bool respect_gitignore = true;
-  facts::Vocabulary vocabulary;                 // extra-cache-classes and [tool.kvlint.protocol] applied
+  facts::Vocabulary vocabulary;  // extra-cache-classes and [tool.kvlint.protocol] applied
   RuntimeConfig runtime;
   CppConfig cpp;
 

@@ -415,4 +415,8 @@ bool ModelRun::path_completed(std::string_view path, int concurrency_level) cons
   return false;
 }
 
+bool ModelRun::enforce_eager(std::string_view path) const {
+  return std::find(enforce_eager_paths.begin(), enforce_eager_paths.end(), path) != enforce_eager_paths.end();
+}
+
 }  // namespace kvlint::confirm

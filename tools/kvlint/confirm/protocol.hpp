@@ -128,6 +128,8 @@ struct ModelRun {
   std::string name;
   std::vector<std::string> owners;  // owner classes the entry boots (config)
   std::vector<std::string> paths;   // paths the entry was asked to drive
+  // The entry's `enforce-eager` paths: driven as a deployment with enforce_eager set (config).
+  std::vector<std::string> enforce_eager_paths;
   std::vector<int> concurrency;
   std::optional<StartEvent> start;
   std::vector<CacheEvent> caches;
@@ -156,6 +158,8 @@ struct ModelRun {
   std::string no_completed_path_reason() const;
 
   bool path_completed(std::string_view path, int concurrency) const;
+  // Whether the entry configures `path` as run under enforce_eager.
+  bool enforce_eager(std::string_view path) const;
 
  private:
   int64_t byte_sum_ = 0;  // cache bytes and |declared total_bytes| fed so far (feed_line)

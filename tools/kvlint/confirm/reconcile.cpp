@@ -55,10 +55,6 @@ std::string real_path(const fs::path& path, const std::vector<fs::path>& bases) 
   return ec ? path.lexically_normal().string() : canonical.string();
 }
 
-bool is_eager_path(std::string_view path) {
-  return path == "eager" || path == "enforce_eager";
-}
-
 // The harness names a cache's owner after the class defining the running method,
 // which may be a base class of the declaring module; an entry's `owners` lists
 // such related classes together, so owners are the same when both are listed.
@@ -197,7 +193,8 @@ class Reconciler {
     return rel.generic_string();
   }
 
-  std::vector<RuntimeFinding> runtime_findings(const std::vector<InputFinding>& findings) {
+  std::vector<RuntimeFinding> runtime_findings(const std::vector<InputFinding>& findings,
+                                               const std::vector<FindingResult>& results) {
     std::set<Site> named;
     for (const auto& input : findings) {
       named.insert(Site{real_path(input.finding.loc.file.str(), options_.bases), input.finding.loc.line});
@@ -207,14 +204,16 @@ class Reconciler {
     std::vector<RuntimeFinding> out;
     std::set<std::tuple<std::string, std::string, uint32_t>> reported;  // code, real file, line
     for (const auto& run : runs_) {
-      // A finding saying the class holds undeclared memory (KV101/KV102 presence, KV302 under
-      // enforce_eager) covers the caches whose creating chain passes through that class.
+      // A finding saying the class holds undeclared memory (KV101/KV102 presence, a confirmed KV302)
+      // covers the caches whose creating chain passes through that class. A KV302 the run did not
+      // confirm says nothing of the cache: it must not silence it.
       auto flagged_on_chain = [&](const CacheEvent& cache) {
-        return std::any_of(findings.begin(), findings.end(), [&](const InputFinding& input) {
-          const auto& code = input.finding.code;
-          return (code == "KV101" || code == "KV102" || code == "KV302") &&
-                 (owned_by(run, cache, input.finding.owner_class) ||
-                  member_match(cache, input.finding) == MemberMatch::Same);
+        return std::any_of(results.begin(), results.end(), [&](const FindingResult& r) {
+          const auto& code = r.input.finding.code;
+          return (code == "KV101" || code == "KV102" ||
+                  (code == "KV302" && r.verdict == Verdict::Confirmed)) &&
+                 (owned_by(run, cache, r.input.finding.owner_class) ||
+                  member_match(cache, r.input.finding) == MemberMatch::Same);
         });
       };
       // The widest observation of a site first: one report per site, with the most rows it held.
@@ -232,9 +231,13 @@ class Reconciler {
         const bool named_on_chain =
             std::any_of(sites.begin(), sites.end(), [&](const Site& s) { return named.count(s) != 0; });
         auto declarations = declarations_of(run, cache.path, cache.concurrency, cache.owner);
-        bool owner_declares_anywhere = false;
-        for (const auto& d : run.declarations)
-          if (d.declared && same_owner(run, d.owner, cache.owner)) owner_declares_anywhere = true;
+        // Declarations are collected per path: a cache the owner holds on a path where it declares
+        // nothing is undeclared there, whatever it declares elsewhere (the build has no declarations
+        // of its own: there, any of the owner's counts).
+        bool owner_declares = !declarations.empty();
+        if (cache.path == "build")
+          for (const auto& d : run.declarations)
+            if (d.declared && same_owner(run, d.owner, cache.owner)) owner_declares = true;
         const DeclarationEvent* closest = closest_declaration(declarations, cache.bytes_per_row);
         const bool drifts = closest != nullptr && !within_tolerance(closest->bytes_per_row,
                                                                     cache.bytes_per_row, options_.tolerance);
@@ -282,7 +285,7 @@ class Reconciler {
           out.push_back(std::move(rt));
           continue;
         }
-        if (named_on_chain || owner_declares_anywhere || flagged_on_chain(cache)) continue;
+        if (named_on_chain || owner_declares || flagged_on_chain(cache)) continue;
         if (!reported.insert({"RT001", site.first, site.second}).second) continue;
         RuntimeFinding rt{"RT001", "unflagged-cache", Severity::Warning, shown, cache.line, cache.owner, {},
                           {}};
@@ -809,6 +812,22 @@ class Reconciler {
     undecided(f, result, Verdict::NotExercised, "no completed path ran without allocating" + path_errors());
   }
 
+  // Whether the run shows the group's path without a CUDA-graph wrapper: the entry sets
+  // `enforce-eager` for it, or it ran on CUDA and neither it nor the build captured anything (a
+  // wrapper that exists captures there). On a CPU nothing captures, so only the entry can say.
+  static std::string_view without_wrapper(const ModelRun& run, const Group& g) {
+    if (run.enforce_eager(g.path)) return "enforce-eager";
+    if (!ran_on_cuda(run)) return {};
+    const bool captured = std::any_of(run.captures.begin(), run.captures.end(), [&](const CaptureEvent& c) {
+      return c.path == "build" || (c.path == g.path && c.concurrency == g.concurrency);
+    });
+    return captured ? std::string_view{} : std::string_view{"no capture on CUDA"};
+  }
+
+  // KV302: the declaration depends on the CUDA-graph wrapper. Decided from what each path showed,
+  // whatever it is called: confirmed where the owner allocated while the collected declarations
+  // reported nothing; refuted only on a completed path known to run without the wrapper (the
+  // entry's `enforce-eager`, or CUDA with no capture) whose declarations cover what it allocated.
   void wrapper_declaration(const Finding& f, FindingResult& result) {
     bool eager_seen = false;
     const ModelRun* refuting_run = nullptr;
@@ -816,8 +835,7 @@ class Reconciler {
     Evidence refuting_evidence;
     for (const auto* run : booting_) {
       for (const auto& g : groups_of(*run)) {
-        if (!is_eager_path(g.path)) continue;
-        eager_seen = true;
+        if (g.path == "build") continue;
         auto caches = finding_caches(*run, g, f.owner_class);
         if (caches.empty())  // the cache may belong to the wrapped module rather than the finding's class
           for (const auto& c : run->caches)
@@ -834,17 +852,20 @@ class Reconciler {
           result.verdict = Verdict::Confirmed;
           result.evidence = e;
           result.evidence.summary =
-              fmt::format("eager path {} allocates {} at concurrency {}, the collected declarations report 0",
+              fmt::format("path {} allocates {} at concurrency {}, the collected declarations report 0",
                           g.path, format_bytes(allocated), g.concurrency);
           return;
         }
+        const std::string_view eager = without_wrapper(*run, g);
+        if (eager.empty()) continue;  // the wrapper may be there: no evidence against the finding
+        eager_seen = true;
         if (refuting_run == nullptr && run->path_completed(g.path, g.concurrency)) {
           refuting_run = run;
           refuting_evidence = e;
           refuting_summary =
-              allocated == 0 ? fmt::format("eager path {} allocates nothing", g.path)
-                             : fmt::format("eager path {} allocates {}, the collected declarations report {}",
-                                           g.path, format_bytes(allocated), format_bytes(collected));
+              allocated == 0 ? fmt::format("path {} ({}) allocates nothing", g.path, eager)
+                             : fmt::format("path {} ({}) allocates {}, the collected declarations report {}",
+                                           g.path, eager, format_bytes(allocated), format_bytes(collected));
         }
       }
     }
@@ -854,8 +875,10 @@ class Reconciler {
       return;
     }
     undecided(f, result, eager_seen ? Verdict::Inconclusive : Verdict::NotExercised,
-              eager_seen ? "the eager path did not complete" + path_errors()
-                         : std::string("the boot entry drives no eager path (eager or enforce_eager)"));
+              eager_seen ? "the path without the CUDA-graph wrapper did not complete" + path_errors()
+                         : std::string("no path allocated while its collected declarations reported nothing, "
+                                       "and none is known to run without the CUDA-graph wrapper (the "
+                                       "entry's enforce-eager, or CUDA with no capture)"));
   }
 
   // The widest cache built inside a capture on the group's path (at the finding's sites, else of
@@ -932,7 +955,7 @@ class Reconciler {
     Evidence refuting_evidence;
     for (const auto* run : booting_) {
       for (const auto& g : groups_of(*run)) {
-        if (!is_eager_path(g.path)) continue;
+        if (!run->enforce_eager(g.path)) continue;  // a capture is a fault only under enforce_eager
         eager_seen = true;
         if (!ran_on_cuda(*run)) continue;  // no capture can happen without CUDA: no evidence either way
         cuda_seen = true;
@@ -972,8 +995,8 @@ class Reconciler {
       return;
     }
     undecided(f, result, eager_seen ? Verdict::Inconclusive : Verdict::NotExercised,
-              eager_seen ? "the enforce_eager path did not complete" + path_errors()
-                         : std::string("the boot entry drives no enforce_eager path"));
+              eager_seen ? "the enforce-eager path did not complete" + path_errors()
+                         : std::string("the boot entry marks no path enforce-eager"));
   }
 
   // Whether a cache's length stopped at a bound: preallocated (a static cache), or its storage stayed
@@ -1133,7 +1156,7 @@ ConfirmReport reconcile(const std::vector<InputFinding>& findings, std::vector<M
   report.models = std::move(runs);
   Reconciler reconciler(report.models, options);
   for (const auto& input : findings) report.results.push_back(reconciler.reconcile(input));
-  report.runtime_findings = reconciler.runtime_findings(findings);
+  report.runtime_findings = reconciler.runtime_findings(findings, report.results);
   return report;
 }
 

@@ -289,6 +289,7 @@ ModelRun run_model(const SelectedEntry& entry, const Config& config, const RunSe
   run.name = model.name;
   run.owners = entry.owners;
   run.paths = model.paths;
+  run.enforce_eager_paths = model.enforce_eager_paths;
   run.concurrency = model.concurrency;
   run.process.timeout_s = model.timeout_s;
 
