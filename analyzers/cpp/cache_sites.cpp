@@ -176,6 +176,45 @@ DynTypedNode carrier_parent(const Context& cx, DynTypedNode node, DynTypedNode& 
   return {};
 }
 
+// The local a member access starts from: `tier` in `tier->buf_k`, `tier.buf_k`.
+const VarDecl* root_local(const Expr* e) {
+  for (int depth = 0; depth < 16 && e; ++depth) {
+    e = strip(e);
+    if (const auto* m = dyn_cast<MemberExpr>(e)) {
+      e = m->getBase();
+    } else if (const auto* op = dyn_cast<CXXOperatorCallExpr>(e); op && op->getNumArgs() >= 1) {
+      e = op->getArg(0);
+    } else if (const auto* ref = dyn_cast<DeclRefExpr>(e)) {
+      const auto* var = dyn_cast<VarDecl>(ref->getDecl());
+      return var && var->hasLocalStorage() && !isa<ParmVarDecl>(var) ? var : nullptr;
+    } else {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+// Locals a function moves into a member container (`tiers_.push_back(std::move(tier))`,
+// `tiers_.emplace_back(std::move(tier))`).
+void note_moved_into(Context& cx, const FunctionDecl& function) {
+  cx.moved_into.clear();
+  for_each_stmt(function.getBody(), [&](const Stmt* s) {
+    const auto* call = dyn_cast<CXXMemberCallExpr>(s);
+    const CXXMethodDecl* method = call ? call->getMethodDecl() : nullptr;
+    if (!method || !method->getIdentifier() || !is_container_insert(method->getName())) return;
+    const FieldDecl* container = self_member(call->getImplicitObjectArgument());
+    if (!container) return;
+    for (const Expr* arg : call->arguments()) {
+      const Expr* value = strip(arg);
+      if (const auto* move = dyn_cast<CallExpr>(value); move && is_std_move(move))
+        value = strip(move->getArg(0));
+      const auto* ref = dyn_cast<DeclRefExpr>(value);
+      const auto* var = ref ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr;
+      if (var && var->hasLocalStorage() && !isa<ParmVarDecl>(var)) cx.moved_into[var] = container;
+    }
+  });
+}
+
 std::string member_of(const std::string& d) {
   if (!d.starts_with("self.")) return {};
   const std::string rest = d.substr(5);
@@ -194,7 +233,22 @@ Destination destination_of(const Context& cx, const Stmt* value) {
     const std::string d = dotted(cx, target);
     out.member = member_of(d);
     if (out.member.empty()) {
-      out.retained_as = d;
+      // Through a local bound to an element of a member container (`Tier& tier =
+      // *tiers_.back(); tier.buf_k = torch::zeros(...)`): kept in that container.
+      const FieldDecl* kept = self_member(target);
+      if (!kept)
+        if (const VarDecl* local = root_local(target))
+          if (auto it = cx.moved_into.find(local); it != cx.moved_into.end()) kept = it->second;
+      bool in_container = false;
+      if (kept) held_class(kept->getType(), &in_container);
+      if (!kept || !in_container) {
+        out.retained_as = d;
+        return;
+      }
+      out.member = kept->getNameAsString();
+      out.retention = facts::Retention::SelfContainer;
+      out.retained_as = "self." + out.member;
+      out.kv = stores_kv(cx, target, d);
       return;
     }
     out.retention = key ? facts::Retention::SelfContainer : facts::Retention::SelfAttribute;
@@ -456,6 +510,7 @@ void extract_member_caches(Context& cx, const CXXRecordDecl& record) {
 
 void extract_cache_sites(Context& cx, const FunctionDecl& function) {
   const bool constructor = isa<CXXConstructorDecl>(&function);
+  note_moved_into(cx, function);
   // A member initializer's value is stored in its member; Clang's parent map does not lead
   // from the value to the initializer, so that destination is given.
   const Expr* initializer_value = nullptr;
@@ -605,6 +660,7 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
       initializer_value = nullptr;
     }
   recover_dropped_assignments(cx, function);
+  extract_forward_kv_sites(cx, function);
 }
 
 }  // namespace kvlint::cpp

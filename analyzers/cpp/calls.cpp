@@ -77,6 +77,19 @@ bool is_tensor(QualType type) {
   return name == "at::Tensor" || name == "at::TensorBase";
 }
 
+// `e` reaches K/V the class keeps: a K/V member of one of its stores (`tier->buf_k`, with
+// `tier` an element of `tiers_`), not the store's other members (`tier->mask`); else anything
+// read through a member that holds K/V.
+bool holds_store_kv(const Context& cx, const Expr* e) {
+  const FieldDecl* root = self_member(e);
+  if (!holds_kv(cx, root)) return false;
+  if (const auto* m = dyn_cast<MemberExpr>(strip(e)); m && !isa<CXXThisExpr>(strip(m->getBase())))
+    if (const auto* field = dyn_cast<FieldDecl>(m->getMemberDecl()))
+      if (is_kv_store(cx.vocabulary, dyn_cast<CXXRecordDecl>(field->getParent())))
+        return holds_kv(cx.vocabulary, field);
+  return true;
+}
+
 KvAccess access_of(const Context& cx, const std::string& callee, const std::string& qualified,
                    const std::vector<const Expr*>& args, const Expr* node, bool tensor_method) {
   // `self.k_cache_.copy_` writes; `self.k_cache_.sum` only reads, unless what it returns is
@@ -101,14 +114,17 @@ KvAccess access_of(const Context& cx, const std::string& callee, const std::stri
     for_each_stmt(arg, [&](const Stmt* s) {
       if (found) return;
       if (const auto* e = dyn_cast<Expr>(s); e && isa<MemberExpr, CXXDependentScopeMemberExpr>(e))
-        found = names_kv_member(cx, dotted(cx, e)) || holds_kv(cx, self_member(e));
+        found = names_kv_member(cx, dotted(cx, e)) || holds_store_kv(cx, e);
     });
   if (!found) return KvAccess::None;
   // Handed to a LibTorch function that does not write its arguments (`torch::matmul(q, k_cache_)`)
   // or to a method of another tensor (`out.copy_(k_cache_)`): read, unless the result is
   // stored back into a K/V member. Handed to the model's own code: that code may write it.
+  // A TorchScript module's forward (`torch::jit::Module::forward`) is the model's code.
+  const std::string function_name = qualified.substr(qualified.rfind(':') + 1);
   const bool torch_function = (qualified.starts_with("torch::") || qualified.starts_with("at::")) &&
-                              !in_place(qualified.substr(qualified.rfind(':') + 1));
+                              !in_place(function_name) && function_name != "forward" &&
+                              function_name != "run_method" && !qualified.starts_with("torch::jit::Method");
   if ((torch_function || tensor_method) && !is_kv_member(cx, stored_member(cx, node))) return KvAccess::Reads;
   return KvAccess::Writes;
 }

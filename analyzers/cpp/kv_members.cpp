@@ -113,6 +113,19 @@ bool is_allocation(const Context& cx, const std::string& name) {
   return std::find(allocators.begin(), allocators.end(), last) != allocators.end();
 }
 
+// A value that may be a tensor: not a number, a literal, nor a position (a type Clang knows
+// to be arithmetic); an unresolved (dependent) value may be.
+bool writes_a_tensor(const Expr* value) {
+  if (!value) return false;
+  const Expr* e = strip(value);
+  if (isa<IntegerLiteral, FloatingLiteral, CXXBoolLiteralExpr>(e)) return false;
+  if (const auto* u = dyn_cast<UnaryOperator>(e);
+      u && isa<IntegerLiteral, FloatingLiteral>(strip(u->getSubExpr())))
+    return false;
+  const QualType type = e->getType();
+  return type.isNull() || type->isDependentType() || !type->isArithmeticType();
+}
+
 bool is_parameter(const Expr* e) {
   const auto* ref = dyn_cast_or_null<DeclRefExpr>(strip(e));
   return ref && isa<ParmVarDecl>(ref->getDecl());
@@ -130,11 +143,23 @@ struct Uses {
 void note_write(const Context& cx, const std::string& method, const Expr* object,
                 const std::vector<const Expr*>& args, Uses& uses) {
   if (method.size() < 2 || !method.ends_with('_') || !object) return;
+  // Only a write of a tensor puts K/V there: `fill_(0)`, `zero_()`, `index_put_(idx, 0.0)` or
+  // `index_put_(idx, step)` write constants and positions (a mask, position ids sized by the
+  // cache length are written per step too).
+  const Expr* value = nullptr;
   bool positional = false;
-  if ((method == "index_copy_" || method == "index_add_" || method == "index_fill_") && args.size() >= 2)
+  if ((method == "index_copy_" || method == "index_add_") && args.size() >= 3) {
     positional = names_a_position(args[1]);
-  else if (method == "index_put_" && !args.empty())
+    value = args[2];
+  } else if (method == "index_put_" && args.size() >= 2) {
     positional = names_a_position(args[0]);
+    value = args[1];
+  } else if ((method == "copy_" || method == "masked_scatter_") && !args.empty()) {
+    value = args.back();
+  } else if (method == "scatter_" && args.size() >= 3) {
+    value = args[2];
+  }
+  if (!writes_a_tensor(value)) return;
   const std::string member = written_member(cx, object, positional);
   if (positional && !member.empty()) uses.stepped.insert(member);
 }
@@ -251,9 +276,10 @@ void find_kv_members(Context& cx, const std::vector<const FunctionDecl*>& functi
     if (!uses.allocated.count(member)) uses.borrowed.insert(member);
   for (const std::string& member : uses.stepped)
     if (auto it = uses.allocated.find(member);
-        it != uses.allocated.end() && it->second >= 3 && !is_not_kv_name(cx.vocabulary, member))
+        it != uses.allocated.end() && it->second >= 3 && !name_says_not_kv(cx.vocabulary, member))
       cx.kv_by_use.insert(member);
   cx.borrowed_members = std::move(uses.borrowed);
+  find_forward_kv(cx, functions, uses.allocated);
 }
 
 bool is_kv_member(const Context& cx, std::string_view member, const CXXRecordDecl* owner) {

@@ -408,11 +408,24 @@ const FieldDecl* self_member(const Expr* expr) {
       expr = call->getImplicitObjectArgument();
     } else if (const auto* u = dyn_cast<UnaryOperator>(expr); u && u->getOpcode() == UO_Deref) {
       expr = u->getSubExpr();
+    } else if (const VarDecl* alias = local_alias(expr)) {
+      expr = alias->getInit();
     } else {
       return nullptr;
     }
   }
   return nullptr;
+}
+
+const VarDecl* local_alias(const Expr* expr) {
+  const auto* ref = dyn_cast_or_null<DeclRefExpr>(expr ? strip(expr) : nullptr);
+  const auto* var = ref ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr;
+  if (!var || !var->hasLocalStorage() || isa<ParmVarDecl>(var) || !var->getInit()) return nullptr;
+  // A reference or pointer names the element it was bound to (`Tier& tier = *tiers_.back()`,
+  // `auto* t = tiers_[i].get()`); a range-for's own variables (`__range1`, `__begin1`) lead from
+  // `for (auto& tier : tiers_)` to the container. A copy of a struct is another object.
+  const QualType type = var->getType();
+  return type->isReferenceType() || type->isPointerType() || var->isImplicit() ? var : nullptr;
 }
 
 namespace {

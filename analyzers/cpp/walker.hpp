@@ -22,6 +22,7 @@
 #include <clang/AST/Stmt.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -53,6 +54,17 @@ struct WorkBudgetExceeded {};
 // Charges `steps`; throws WorkBudgetExceeded once the budget is spent.
 void charge(WorkMeter& meter, std::uint64_t steps);
 
+// K/V a forward call produced and the class keeps, fed back as a later forward's input
+// (forward_kv.cpp): one store per producing call.
+struct ForwardKv {
+  const clang::FunctionDecl* function = nullptr;
+  const clang::Expr* assignment = nullptr;  // the first member assigned from the output
+  const clang::CallExpr* producer = nullptr;
+  std::vector<std::string> members;
+  facts::Location fed_back_at;
+  std::string fed_back_by;
+};
+
 struct Context {
   clang::ASTContext& ast;
   const facts::Vocabulary& vocabulary;
@@ -62,8 +74,12 @@ struct Context {
   // and members that only hold what they were handed (never K/V of the class's own).
   std::set<std::string> kv_by_use;
   std::set<std::string> borrowed_members;
-  WorkMeter* work = nullptr;  // null: unbounded
-  facts::FilePath file;       // out.path, one copy shared by every location
+  WorkMeter* work = nullptr;               // null: unbounded
+  facts::FilePath file;                    // out.path, one copy shared by every location
+  std::vector<ForwardKv> forward_kv = {};  // forward_kv.cpp, before the walk
+  // cache_sites.cpp, per function: locals moved into a member container (`tiers_.push_back(
+  // std::move(tier))`), so what is stored into them is kept there.
+  std::map<const clang::VarDecl*, const clang::FieldDecl*> moved_into = {};
 };
 
 // ---- walker.cpp: source text, locations, names ----
@@ -102,6 +118,9 @@ bool is_not_kv_name(const facts::Vocabulary& vocabulary,
 // The member of `this` an expression reaches through: `k_cache_` for `this->k_cache_`,
 // `kv_->keys`, `graphs_[bs]`, `kv_cache_[id].key_cache`, `graphs_.back()`; null otherwise.
 const clang::FieldDecl* self_member(const clang::Expr* expr);
+// A local reference, pointer or range-for variable bound to another expression (followed by
+// self_member: `Tier& tier = *tiers_.back(); tier.buf_k`, `for (auto& t : tiers_) t->graph`).
+const clang::VarDecl* local_alias(const clang::Expr* expr);
 // A K/V store: a class that is no torch::nn::Module and keeps K/V in its members, named as K/V
 // (`k_cache`) or as a keys/values pair (`struct LayerKV { torch::Tensor keys, values; }`).
 bool is_kv_store(const facts::Vocabulary& vocabulary, const clang::CXXRecordDecl* record);
@@ -149,6 +168,18 @@ bool is_kv_member(const Context& cx, std::string_view member, const clang::CXXRe
 bool holds_kv(const Context& cx, const clang::FieldDecl* field);
 // The member a value is stored into (`k_ = v`, `k_(v)`, `k_ = register_buffer("k", v)`); empty otherwise.
 std::string stored_member(const Context& cx, const clang::Expr* value);
+
+// ---- forward_kv.cpp ----
+// A name that says keys or values (a `k`, `v`, `key(s)`, `value(s)`, `past` or `kv...` word, or a
+// vocabulary K/V name), and one that says it is something else (masks, positions, recurrent and
+// convolution state, rotary tables, logits).
+bool name_says_kv(const facts::Vocabulary& vocabulary, std::string_view name);
+bool name_says_not_kv(const facts::Vocabulary& vocabulary, std::string_view name);
+// Called by find_kv_members with the members the class allocates (most dimensions): adds to
+// kv_by_use the members handed to a forward or produced by one and fed back, and fills forward_kv.
+void find_forward_kv(Context& cx, const std::vector<const clang::FunctionDecl*>& functions,
+                     const std::map<std::string, std::size_t>& allocated);
+void extract_forward_kv_sites(Context& cx, const clang::FunctionDecl& function);
 
 // ---- calls.cpp ----
 facts::MethodFact method_fact(Context& cx, const clang::FunctionDecl& function);
