@@ -94,6 +94,19 @@ def test_buffers_written_by_foreach_copy_are_kv(harness):
         assert "sessions[s-0].kv" in store["kept_by"]
 
 
+KERNEL_POOL_BYTES_PER_ROW = 2 * 8 * 2 * 8 * 4  # K+V x window x kv_heads*head_dim x fp32
+
+
+def test_pool_written_by_a_kernel_the_dispatcher_does_not_show_is_kv_by_its_changed_contents(harness):
+    run = harness("raw_kernel_pool", "raw_kv.kernel_pool", ["serve"], [1, 3])
+    assert not run.of("error"), run.stderr[-3000:]
+    for concurrency in (1, 3):
+        store = run.one("cache", path="serve", concurrency=concurrency)
+        assert store["owner"] == "KernelPool" and store["line"] == line_of("raw_kv/kernel_pool.py", "self.k = torch.empty(")
+        assert store["rows"] == 3 and store["bytes_per_row"] == KERNEL_POOL_BYTES_PER_ROW  # the pool's slots
+        assert store["kept_by"] == ["k", "v"]
+
+
 def test_rotary_table_and_mask_buffers_are_not_kv(harness):
     run = lookalike(harness)
     assert not run.of("error"), run.stderr[-3000:]
@@ -111,7 +124,7 @@ def test_raw_tensor_observation_can_be_turned_off(monkeypatch):
 
 # ---- end to end through `kvlint confirm` -------------------------------------------------------
 
-ENTRIES = ["raw_pool", "raw_pool_half_positions", "raw_ring", "raw_lookalike"]
+ENTRIES = ["raw_pool", "raw_pool_half_positions", "raw_paged_pool", "raw_ring", "raw_lookalike"]
 
 
 def kv101(relative: str, text: str, owner: str) -> Dict[str, Any]:
@@ -161,6 +174,18 @@ def test_declared_raw_pool_agrees(report):
     memory = [row for row in next(m for m in report["models"] if m["name"] == "raw_pool")["memory"]
               if row["path"] == "serve"]
     assert sum(row["observed_bytes"] for row in memory) == sum(row["declared_bytes"] for row in memory)
+
+
+PAGED_BYTES_PER_ROW = 2 * 2 * 2 * 8 * 16 * 4  # K+V x layers x kv_heads x head_dim x 4 pages of 4 x fp32
+
+
+def test_paged_pool_counts_the_declared_slots_as_rows_not_its_pages(report):
+    assert runtime_findings(report, "raw_paged_pool") == []  # no RT002/RT004 on 16 pages of a quarter row
+    model = next(m for m in report["models"] if m["name"] == "raw_paged_pool")
+    [store] = [c for c in model["observed"]["caches"] if c["class"] == "raw-tensor"]
+    assert store["rows"] == 4 and store["bytes_per_row"] == PAGED_BYTES_PER_ROW
+    [row] = [r for r in model["memory"] if r["path"] == "serve"]
+    assert row["observed_bytes"] == row["declared_bytes"] == 4 * PAGED_BYTES_PER_ROW
 
 
 def test_raw_pool_declared_with_half_its_positions_drifts(report):

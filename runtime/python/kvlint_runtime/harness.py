@@ -136,12 +136,18 @@ def _run_path(tracker: Any, raw: Any, send: Callable[..., None], entry: Dict[str
         send("error", path=path, concurrency=concurrency, kind=kind, message=message)
     gc.collect()  # "alive after the step" means reachable, not yet-uncollected
     _report_observations(tracker, send, path, concurrency)
+    declared: List[Dict[str, Any]] = []
+    if ok:  # collected first: a paged raw pool's rows are read against them
+        _report_declarations(lambda event, **fields: declared.append(dict(fields, event=event)), entry, model,
+                             path, concurrency)
     if raw is not None:
         # Raw K/V the model keeps after the path: cache events of class "raw-tensor".
+        specs = [d for d in declared if d["event"] == "declaration"]
         for report in raw.reports(model):
+            raw_tensors.regroup_paged(report, specs)
             send("cache", path=path, concurrency=concurrency, **report)
-    if ok:
-        _report_declarations(send, entry, model, path, concurrency)
+    for fields in declared:
+        send(fields.pop("event"), **fields)
     send("path_done", path=path, concurrency=concurrency, ok=ok)
 
 

@@ -74,6 +74,7 @@ class _Allocation:
     chain: List[Frame]
     owner: Optional[str]
     written_on_path: bool = False
+    tensor: Any = None  # weakref to the allocated tensor: its contents are fingerprinted per path
 
 
 class RawTensorTracker:
@@ -90,6 +91,8 @@ class RawTensorTracker:
         self._factories = {getattr(aten, n) for n in _FACTORIES if hasattr(aten, n)}
         self._writes = {getattr(aten, n) for n in _WRITES if hasattr(aten, n)}
         self._on_path = False
+        self._mutated_visibly: set = set()  # storages another in-place op (zero_, fill_, add_) changed
+        self._mutable_args: Dict[Any, Tuple[Tuple[int, str], ...]] = {}  # op -> its written arguments
 
     # ---- recording -------------------------------------------------------
     @contextlib.contextmanager
@@ -107,14 +110,56 @@ class RawTensorTracker:
                     tracker._on_allocation(out)
                 elif tracker._on_path and packet in tracker._writes and args:
                     tracker._on_write(args[0])
+                elif tracker._on_path:
+                    tracker._on_other_mutation(func, args, kwargs or {})
                 return out
 
         self._on_path = on_path
+        self._mutated_visibly.clear()
+        before = self._fingerprints() if on_path else {}
         try:
             with _RawKVMode():
                 yield
         finally:
             self._on_path = False
+            self._mark_changed(before)
+
+    def _on_other_mutation(self, func: Any, args: Any, kwargs: Dict[str, Any]) -> None:
+        written = self._mutable_args.get(func)
+        if written is None:
+            written = tuple((i, a.name) for i, a in enumerate(func._schema.arguments)
+                            if a.alias_info is not None and a.alias_info.is_write)
+            self._mutable_args[func] = written
+        for index, name in written:
+            target = args[index] if index < len(args) else kwargs.get(name)
+            for tensor in target if isinstance(target, (list, tuple)) else (target,):
+                key = self._storage_key(tensor)
+                if key is not None:
+                    self._mutated_visibly.add(key)
+
+    # A kernel the dispatcher does not show writing its target (vLLM's unified_kv_cache_update,
+    # whose schema names no K/V argument: it finds the layer's kv_cache through the forward
+    # context; a Triton kernel; a CUDA-graph replay) still changes the storage's contents: an
+    # allocation whose contents differ after the path from before it was written on the path,
+    # unless an in-place op the dispatcher showed (other than the K/V writes above) changed it: a
+    # staging buffer reset by zero_() and filled by arithmetic (MiMo-Audio's new_audio_emb) is not.
+    def _fingerprints(self) -> Dict[int, Any]:
+        self._forget_freed()
+        out = {}
+        for key, allocation in self._allocations.items():
+            tensor = allocation.tensor() if allocation.tensor is not None else None
+            if tensor is not None and not allocation.written_on_path:
+                out[key] = _fingerprint(self._torch, tensor)
+        return out
+
+    def _mark_changed(self, before: Dict[int, Any]) -> None:
+        for key, fingerprint in before.items():
+            allocation = self._allocations.get(key)
+            tensor = allocation.tensor() if allocation is not None and allocation.tensor is not None else None
+            if key in self._mutated_visibly:
+                continue
+            if tensor is not None and not allocation.written_on_path and fingerprint is not None:
+                allocation.written_on_path = _fingerprint(self._torch, tensor) != fingerprint
 
     def _storage_key(self, tensor: Any) -> Optional[int]:
         if not isinstance(tensor, self._torch.Tensor) or tensor.is_meta:
@@ -138,7 +183,8 @@ class RawTensorTracker:
         owner = next((o for _, _, o in chain if o), None)
         if len(self._allocations) >= _PRUNE_AT and len(self._allocations) % _PRUNE_AT == 0:
             self._forget_freed()  # a long path allocates (and frees) many temporaries
-        self._allocations[key] = _Allocation(self._weak(tensor.untyped_storage()), chain, owner)
+        self._allocations[key] = _Allocation(self._weak(tensor.untyped_storage()), chain, owner,
+                                             tensor=weakref.ref(tensor))
 
     def _on_write(self, target: Any) -> None:
         for tensor in target if isinstance(target, (list, tuple)) else (target,):
@@ -221,6 +267,18 @@ class RawTensorTracker:
                 queue.append((value, path + (step,), here))
 
 
+def _fingerprint(torch: Any, tensor: Any) -> Optional[Tuple[int, int]]:
+    """The sums of a tensor's bytes and of its 32-bit words (one reduction each, on its device),
+    or None when its storage cannot be read flat (a view, a subclass)."""
+    try:
+        with torch.inference_mode():
+            flat = tensor.detach().reshape(-1).view(torch.uint8)
+            words = flat.view(torch.int32) if flat.numel() % 4 == 0 else flat
+            return int(flat.sum(dtype=torch.int64)), int(words.sum(dtype=torch.int64))
+    except (RuntimeError, TypeError):
+        return None
+
+
 def _rows_axis_size(shape: Tuple[int, ...]) -> int:
     """The rows axis of a kept tensor: its leading one, except where K and V are packed on a
     leading axis of 2 ahead of rows, heads, positions and head_dim (PersonaPlex's `_RingKV`,
@@ -299,4 +357,22 @@ class _Store:
             "holder": self.holder,
             "kept_by": paths[:KEPT_BY_LIMIT],
             "shapes": sorted(list(s) for s in self.shapes)[:KEPT_BY_LIMIT],
+            "_rows_from_axis": not self.row_keys,  # the harness's, not the event's (regroup_paged)
         }
+
+
+def regroup_paged(report: Dict[str, Any], declared: List[Dict[str, Any]]) -> None:
+    """A paged pool's leading axis counts pages, not the rows a declaration names (VibeVoice's
+    negative pool: max_num_seqs slots of ceil(max_model_len / block_size) pages each, one tensor
+    of every page per layer). When a declaration collected on the same path holds exactly the
+    store's bytes in fewer rows that divide its leading count, the store's rows are those rows:
+    the totals agree, so this changes how the bytes are counted per row, never how many there are."""
+    if not report.pop("_rows_from_axis", False):
+        return
+    rows, total = report["rows"], report["bytes"]
+    for d in declared:
+        fewer = d.get("declared") and 0 < d["rows"] < rows and rows % d["rows"] == 0
+        if fewer and d["total_bytes"] == total:
+            report["rows"] = report["peak_rows"] = report["rows_alive_at_end"] = d["rows"]
+            report["bytes_per_row"] = total // d["rows"]
+            return
