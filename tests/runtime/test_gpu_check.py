@@ -84,6 +84,8 @@ def test_dry_run_through_kvlint_confirm(tmp_path, host_build_dir):
     has_cuda_side = (Path(torch.__file__).parent / "lib" / "libtorch_cuda.so").is_file()
     assert f"host: CUDA side {'built in' if has_cuda_side else 'NOT built in'}" in cpp
     assert "capture " not in cpp and "caching allocator" not in cpp  # CUDA only
+    # vllm-omni 0.32.0rc1's VibeVoice pool refuses a CPU device: the dry run says so and skips it.
+    assert "SKIP VibeVoiceNegativeKV: its allocate refuses a CPU device" in log
 
 
 def test_dry_run_without_kvlint_runs_the_harness_directly(tmp_path, host_build_dir):
