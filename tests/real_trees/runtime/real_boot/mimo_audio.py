@@ -43,7 +43,15 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def build():
+TINY = dict(
+    vocab_size=64, hidden_size=HIDDEN, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+    num_key_value_heads=1, head_dim=32, max_position_embeddings=512,
+    speech_vocab_size="17-17-9-9", speech_zeroemb_idx="16-16-8-8", delay_pattern="0-1-2-3",
+    group_size=4, audio_channels=4, local_dim=64, local_layers=2, local_attn_heads=2, local_ffn_dim=128,
+    input_local_layers=1, input_local_dim=64)
+
+
+def build(config_kwargs: dict | None = None):
     from vllm.config import DeviceConfig, VllmConfig, set_current_vllm_config
     from vllm.distributed import init_distributed_environment, initialize_model_parallel
 
@@ -59,12 +67,7 @@ def build():
     initialize_model_parallel(1, 1)
 
     # num_hidden_layers >= local_layers: the local configs are deep copies that keep layer_types.
-    config = MiMoAudioConfig(
-        vocab_size=64, hidden_size=HIDDEN, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
-        num_key_value_heads=1, head_dim=32, max_position_embeddings=512,
-        speech_vocab_size="17-17-9-9", speech_zeroemb_idx="16-16-8-8", delay_pattern="0-1-2-3",
-        group_size=4, audio_channels=4, local_dim=64, local_layers=2, local_attn_heads=2, local_ffn_dim=128,
-        input_local_layers=1, input_local_dim=64)
+    config = MiMoAudioConfig(**(TINY if config_kwargs is None else config_kwargs))
     mimo_audio_llm.init_vllm_registered_model = lambda **kwargs: TextBackboneStandIn()
     vllm_config = SimpleNamespace(model_config=SimpleNamespace(hf_config=config), quant_config=None, lora_config=None)
     model = mimo_audio_llm.MiMoAudioLLMForConditionalGeneration(vllm_config=vllm_config)
@@ -72,8 +75,9 @@ def build():
 
 
 def drive(model, path: str, concurrency: int, steps: int) -> None:
+    hidden = model.config.hidden_size
     with torch.inference_mode():
         for _ in range(steps):
             # forward's batch_hs: each request's last hidden state, stacked
-            batch_hs = torch.randn(concurrency, 1, HIDDEN, dtype=torch.bfloat16)
+            batch_hs = torch.randn(concurrency, 1, hidden, dtype=torch.bfloat16)
             model._generate_speech_tokens_and_audio_embeddings(batch_hs)

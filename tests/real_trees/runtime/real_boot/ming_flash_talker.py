@@ -29,27 +29,35 @@ HIDDEN = 64
 PROMPT = 6  # prompt positions of the prefill
 
 
-def build():
+TINY_LLM = {"hidden_size": HIDDEN, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2,
+            "num_key_value_heads": 1, "head_dim": 32, "vocab_size": 32, "max_position_embeddings": 4096}
+TINY_BLOCK = {"hidden_size": 32, "depth": 1, "num_heads": 2, "mlp_ratio": 2.0}
+TINY_TALKER = dict(steps=2, patch_size=4, history_patch_size=8, latent_dim=16, cfg_strength=2.0)
+
+
+def build(llm_config: dict | None = None, talker: dict | None = None, dtype: torch.dtype = torch.float32):
     from vllm_omni.model_executor.models.ming_flash_omni.ming_flash_omni_talker import (
         MingFlashOmniTalkerForConditionalGeneration,
     )
     from vllm_omni.transformers_utils.configs.ming_flash_omni import MingFlashOmniTalkerConfig
 
     torch.manual_seed(0)
-    block = {"hidden_size": 32, "depth": 1, "num_heads": 2, "mlp_ratio": 2.0}
+    llm_config = llm_config or TINY_LLM
+    talker = talker or TINY_TALKER
     config = MingFlashOmniTalkerConfig(
-        llm_config={"hidden_size": HIDDEN, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2,
-                    "num_key_value_heads": 1, "head_dim": 32, "vocab_size": 32, "max_position_embeddings": 4096},
-        flowmodel={"in_channels": 16, "llm_cond_dim": HIDDEN, **block},
-        aggregator=dict(block), steps=2, patch_size=4, history_patch_size=8, latent_dim=16, cfg_strength=2.0)
+        llm_config=llm_config,
+        flowmodel={"in_channels": talker["latent_dim"], "llm_cond_dim": llm_config["hidden_size"], **TINY_BLOCK},
+        aggregator=dict(TINY_BLOCK), **talker)
     model_dir = tempfile.mkdtemp(prefix="kvlint-ming-talker-")
     vllm_config = SimpleNamespace(
         model_config=SimpleNamespace(hf_config=config, model=model_dir, enforce_eager=False),
         load_config=SimpleNamespace(download_dir=None))
-    return MingFlashOmniTalkerForConditionalGeneration(vllm_config=vllm_config).eval()
+    return MingFlashOmniTalkerForConditionalGeneration(vllm_config=vllm_config).to(dtype).eval()
 
 
 def drive(model, path: str, concurrency: int, steps: int) -> None:
+    hidden = model.audio_generator._llm_config.hidden_size
+    dtype = next(model.parameters()).dtype
     for _ in range(concurrency):  # forward serves one request at a time
-        prompt = torch.randn(1, PROMPT, HIDDEN)
+        prompt = torch.randn(1, PROMPT, hidden, dtype=dtype)
         model.audio_generator.generate_latents(prompt, max_steps=steps, min_new_token=steps)

@@ -27,6 +27,10 @@ import torch
 MEL_FRAMES = 20  # mel frames per chunk: (20 - 1) // 2 + 1 - 1 suffix frame = 9 encoder positions
 
 
+TINY = dict(num_mel_bins=16, d_model=64, encoder_layers=2, encoder_attention_heads=2, encoder_ffn_dim=256,
+            max_source_positions=64, decoder_layers=1, decoder_attention_heads=2, decoder_ffn_dim=64)
+
+
 def _audio_thinker_class():
     from vllm_omni.model_executor.models.minicpmo_4_5 import minicpmo_4_5_omni_llm as llm
 
@@ -35,13 +39,11 @@ def _audio_thinker_class():
         _get_feat_extract_output_lengths = (
             llm.MiniCPMO45OmniLLMForConditionalGeneration._get_feat_extract_output_lengths)
 
-        def __init__(self) -> None:
+        def __init__(self, audio_kwargs: dict) -> None:
             super().__init__()
             from transformers import WhisperConfig
 
-            audio_config = WhisperConfig(num_mel_bins=16, d_model=64, encoder_layers=2, encoder_attention_heads=2,
-                                         encoder_ffn_dim=256, max_source_positions=64, decoder_layers=1,
-                                         decoder_attention_heads=2, decoder_ffn_dim=64)
+            audio_config = WhisperConfig(**audio_kwargs)
             audio_config._attn_implementation = "eager"
             self.config = SimpleNamespace(audio_pool_step=2)
             # As MiniCPMO45OmniLLMForConditionalGeneration.__init__ builds its audio side.
@@ -57,11 +59,16 @@ def _audio_thinker_class():
 class DuplexStage(torch.nn.Module):
     """The stage model: its `thinker` (a submodule, so its encoder's declaration is collected)."""
 
-    def __init__(self) -> None:
+    def __init__(self, audio_kwargs: dict | None = None, dtype: torch.dtype = torch.float32,
+                 chunk_mel_frames: list[int] | None = None) -> None:
         super().__init__()
         from vllm_omni.model_executor.models.minicpmo_4_5.duplex.stage0 import MiniCPMO45Stage0DuplexRuntime
 
-        self.thinker = _audio_thinker_class()().eval()
+        self.thinker = _audio_thinker_class()(TINY if audio_kwargs is None else audio_kwargs).to(dtype).eval()
+        self.dtype = dtype
+        self.mel_bins = self.thinker.apm.config.num_mel_bins
+        # Mel frames of each step's chunk (the last one repeats): 20, 9 encoder positions, by default.
+        self.chunk_mel_frames = chunk_mel_frames or [MEL_FRAMES]
         self.runtime = MiniCPMO45Stage0DuplexRuntime(self, model_path=None, device="cpu")
 
 
@@ -79,8 +86,9 @@ def drive(model: DuplexStage, path: str, concurrency: int, steps: int) -> None:
         sid = f"{path}-{concurrency}-{i}"
         runtime.sessions[(sid, 0)] = _MiniCPMO45Stage0SessionState(session_id=sid)
     with torch.inference_mode():
-        for _ in range(steps):
+        for step in range(steps):
+            frames = model.chunk_mel_frames[min(step, len(model.chunk_mel_frames) - 1)]
             for state in runtime.sessions.values():
-                chunk = {"audio_features": torch.randn(1, 16, MEL_FRAMES),
-                         "audio_feature_lens": [torch.tensor([MEL_FRAMES])]}
+                chunk = {"audio_features": torch.randn(1, model.mel_bins, frames, dtype=model.dtype),
+                         "audio_feature_lens": [torch.tensor([frames])]}
                 runtime._stage_audio_embeddings(chunk, state=state)

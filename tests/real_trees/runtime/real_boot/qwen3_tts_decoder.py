@@ -23,8 +23,16 @@ PREFIX = 8  # ICL reference frames = the sliding window (the grouped icl_prefix 
 CHUNK = 4  # new codec frames per engine step after the first
 
 
+TINY = dict(
+    codebook_size=64, hidden_size=64, latent_dim=64, num_attention_heads=2, num_key_value_heads=2,
+    head_dim=32, sliding_window=PREFIX, intermediate_size=128, num_hidden_layers=2, num_quantizers=4,
+    upsample_rates=(2, 2), upsampling_ratios=(2,), decoder_dim=64, codebook_dim=32,
+    max_position_embeddings=512)
+
+
 class Code2WavDecodePath(torch.nn.Module):
-    def __init__(self) -> None:
+    def __init__(self, config_kwargs: dict | None = None, prefix: int = PREFIX, chunk: int = CHUNK,
+                 dtype: torch.dtype = torch.float32) -> None:
         super().__init__()
         from vllm_omni.model_executor.models.qwen3_tts.tokenizer_12hz.configuration_qwen3_tts_tokenizer_v2 import (
             Qwen3TTSTokenizerV2DecoderConfig,
@@ -33,17 +41,16 @@ class Code2WavDecodePath(torch.nn.Module):
             Qwen3TTSTokenizerV2Decoder,
         )
 
-        config = Qwen3TTSTokenizerV2DecoderConfig(
-            codebook_size=64, hidden_size=64, latent_dim=64, num_attention_heads=2, num_key_value_heads=2,
-            head_dim=32, sliding_window=PREFIX, intermediate_size=128, num_hidden_layers=2, num_quantizers=4,
-            upsample_rates=(2, 2), upsampling_ratios=(2,), decoder_dim=64, codebook_dim=32,
-            max_position_embeddings=512)
+        config = Qwen3TTSTokenizerV2DecoderConfig(**(TINY if config_kwargs is None else config_kwargs))
         config._attn_implementation = "eager"
-        self.decoder = Qwen3TTSTokenizerV2Decoder(config).eval()
+        # Code2Wav.load_weights: self.decoder.to(dtype=model_config.dtype)
+        self.decoder = Qwen3TTSTokenizerV2Decoder(config).to(dtype).eval()
         # What Qwen3TTSCode2Wav.load_weights sets on the decoder for async chunks.
         self.decoder._initial_codec_chunk_frames = 1
-        self.decoder._incremental_chunk_frames = CHUNK
+        self.decoder._incremental_chunk_frames = chunk
         self.q = config.num_quantizers
+        self.codebook_size = config.codebook_size
+        self.prefix, self.chunk = prefix, chunk
         self.sessions = sessions.Sessions()  # Code2Wav._decoder_state_cache
 
     def model_local_kv_specs(self):  # the Code2Wav's own hop to its decoder
@@ -54,12 +61,12 @@ class Code2WavDecodePath(torch.nn.Module):
         for rid in requests:
             state = self.sessions.live.get(rid)
             if state is None:
-                state = {"prefix_frames": PREFIX}
+                state = {"prefix_frames": self.prefix}
                 self.sessions.live[rid] = state
-                frames = PREFIX + 1
+                frames = self.prefix + 1
             else:
-                frames = CHUNK
-            codes_list.append(torch.randint(0, 64, (self.q, frames)))
+                frames = self.chunk
+            codes_list.append(torch.randint(0, self.codebook_size, (self.q, frames)))
             states.append(state)
         lengths = [int(c.shape[-1]) for c in codes_list]
         codes = torch.zeros(len(codes_list), self.q, max(lengths), dtype=torch.long)
