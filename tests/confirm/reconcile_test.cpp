@@ -792,6 +792,25 @@ TEST(Reconcile, RT003WhenNoCaptureIsRetainedEither) {
   EXPECT_EQ(report.runtime_findings.front().evidence.concurrency, 4);
 }
 
+TEST(Reconcile, KV303ConfirmedByTheBuildsCaptureWhenEveryPathIsEnforceEager) {
+  // MiMo-Audio captures its buckets in its constructor whatever enforce_eager says; an entry whose
+  // every path is enforce-eager describes an eager deployment, so that capture is the finding's.
+  auto run =
+      make_run("mimo", {"Mimo"}, {capture_line("build", 1, false), done_line("local", 1)}, true, "cuda");
+  run.paths = {"local"};
+  run.enforce_eager_paths = {"local"};
+  auto report = reconcile({finding("KV303", 53, "Mimo")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Confirmed) << only(report).evidence.summary;
+  EXPECT_NE(only(report).evidence.summary.find("while the factory built the model"), std::string::npos);
+  // A build capture says nothing when a path of the entry runs with graphs.
+  auto mixed =
+      make_run("mimo", {"Mimo"},
+               {capture_line("build", 1, false), done_line("local", 1), done_line("graph", 1)}, true, "cuda");
+  mixed.paths = {"local", "graph"};
+  mixed.enforce_eager_paths = {"local"};
+  EXPECT_EQ(only(reconcile({finding("KV303", 53, "Mimo")}, {mixed}, {})).verdict, Verdict::Refuted);
+}
+
 TEST(Reconcile, KV303IsNotConfirmedByACaptureRetainedFromAnEarlierPath) {
   // The graph path captured first; enforce_eager then holds those graphs but captures nothing.
   auto run = make_run("mimo", {"Mimo"},

@@ -474,8 +474,14 @@ class FindingVerdicts : public Observations {
     const ModelRun* refuting_run = nullptr;
     Evidence refuting_evidence;
     for (const auto* run : booting_) {
+      // An entry that runs every path under enforce_eager describes an eager deployment: the build
+      // (a constructor capturing its buckets) ran under it too.
+      const bool deployment_eager =
+          !run->paths.empty() && std::all_of(run->paths.begin(), run->paths.end(),
+                                             [&](const std::string& p) { return run->enforce_eager(p); });
       for (const auto& g : groups_of(*run)) {
-        if (!run->enforce_eager(g.path)) continue;  // a capture is a fault only under enforce_eager
+        // A capture is a fault only under enforce_eager.
+        if (!run->enforce_eager(g.path) && !(g.path == "build" && deployment_eager)) continue;
         eager_seen = true;
         if (!ran_on_cuda(*run)) continue;  // no capture can happen without CUDA: no evidence either way
         cuda_seen = true;
@@ -494,8 +500,14 @@ class FindingVerdicts : public Observations {
           result.evidence = group_evidence(*run, g.path, g.concurrency);
           result.evidence.capture =
               CaptureEvidence{capture->file, capture->kind, capture->owner, capture->line, capture->count};
-          result.evidence.summary = fmt::format("{} capture(s) ({}) at {}:{} on path {}", capture->count,
-                                                capture->kind, capture->file, capture->line, g.path);
+          result.evidence.summary =
+              g.path == "build"
+                  ? fmt::format(
+                        "{} capture(s) ({}) at {}:{} while the factory built the model, every path "
+                        "of the entry enforce-eager",
+                        capture->count, capture->kind, capture->file, capture->line)
+                  : fmt::format("{} capture(s) ({}) at {}:{} on path {}", capture->count, capture->kind,
+                                capture->file, capture->line, g.path);
           return;
         }
         if (refuting_run == nullptr && run->path_completed(g.path, g.concurrency)) {
