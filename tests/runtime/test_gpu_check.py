@@ -117,3 +117,18 @@ def test_gpu_run_without_cuda_says_so(tmp_path):
     proc = run_check(tmp_path)
     assert proc.returncode == 3, proc.stdout
     assert "MISSING: a usable CUDA device" in proc.stdout
+
+
+def test_real_scale_step_says_why_it_is_skipped(tmp_path):
+    # --real-scale on the CPU dry run: without the unpacked vllm-omni wheel the step names what is
+    # missing and runs nothing (the host build is given no time: the C++ section fails, as intended).
+    binary = kvlint_binary()
+    if not (binary.is_file() and os.access(binary, os.X_OK)):
+        pytest.skip(f"kvlint binary not found at {binary} (build it, or set KVLINT_BINARY)")
+    proc = run_check(tmp_path, "--dry-run-cpu", "--real-scale", "--models", "codec", KVLINT_BINARY=str(binary),
+                     KVLINT_GPU_HOST_BUILD_DIR=str(tmp_path / "host"), KVLINT_GPU_HOST_BUILD_TIMEOUT_S="1",
+                     KVLINT_REAL_TREE=str(tmp_path / "no-tree"))
+    log = proc.stdout
+    assert "reference table at real scale (vllm-omni 0.30.0, device cpu)" in log, log[-4000:]
+    assert f"SKIP real-scale: the vllm-omni 0.30.0 wheel is not unpacked at {tmp_path / 'no-tree'}" in log
+    assert "reference-table:" not in log

@@ -79,5 +79,5 @@ def drive(model, path: str, concurrency: int, steps: int) -> None:
     with torch.inference_mode():
         for _ in range(steps):
             # forward's batch_hs: each request's last hidden state, stacked
-            batch_hs = torch.randn(concurrency, 1, hidden, dtype=torch.bfloat16)
+            batch_hs = torch.randn(concurrency, 1, hidden, dtype=torch.bfloat16).to(next(model.parameters()).device)
             model._generate_speech_tokens_and_audio_embeddings(batch_hs)

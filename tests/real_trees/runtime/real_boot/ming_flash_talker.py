@@ -59,5 +59,5 @@ def drive(model, path: str, concurrency: int, steps: int) -> None:
     hidden = model.audio_generator._llm_config.hidden_size
     dtype = next(model.parameters()).dtype
     for _ in range(concurrency):  # forward serves one request at a time
-        prompt = torch.randn(1, PROMPT, hidden, dtype=dtype)
+        prompt = torch.randn(1, PROMPT, hidden, dtype=dtype).to(next(model.parameters()).device)
         model.audio_generator.generate_latents(prompt, max_steps=steps, min_new_token=steps)

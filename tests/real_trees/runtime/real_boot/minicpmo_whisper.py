@@ -89,6 +89,7 @@ def drive(model: DuplexStage, path: str, concurrency: int, steps: int) -> None:
         for step in range(steps):
             frames = model.chunk_mel_frames[min(step, len(model.chunk_mel_frames) - 1)]
             for state in runtime.sessions.values():
-                chunk = {"audio_features": torch.randn(1, model.mel_bins, frames, dtype=model.dtype),
+                features = torch.randn(1, model.mel_bins, frames, dtype=model.dtype)
+                chunk = {"audio_features": features.to(next(model.parameters()).device),
                          "audio_feature_lens": [torch.tensor([frames])]}
                 runtime._stage_audio_embeddings(chunk, state=state)

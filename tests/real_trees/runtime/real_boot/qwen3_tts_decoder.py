@@ -72,6 +72,7 @@ class Code2WavDecodePath(torch.nn.Module):
         codes = torch.zeros(len(codes_list), self.q, max(lengths), dtype=torch.long)
         for row, c in enumerate(codes_list):
             codes[row, :, : c.shape[-1]].copy_(c)
+        codes = codes.to(next(self.decoder.parameters()).device)  # generated on the CPU: same codes anywhere
         with torch.inference_mode():
             self.decoder.batched_chunked_decode(codes, lengths, caches=states, chunk_size=300,
                                                 left_context_size=25, max_batch_size=0)
