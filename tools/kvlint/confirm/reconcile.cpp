@@ -1,3 +1,6 @@
+// The report: each finding's verdict (reconcile_verdicts.cpp), then the runtime-only findings
+// (reconcile_runtime_findings.cpp), which a confirmed finding's verdict may already speak for.
+// Takes the findings and the runs; gives the ConfirmReport owning the runs.
 #include "tools/kvlint/confirm/reconcile.hpp"
 
 #include <algorithm>
