@@ -25,6 +25,7 @@ FileIndexEntry sample_entry(std::uint64_t hash) {
   e.content_hash = hash;
   e.scans = {{7, true}, {0xffffffffffffffffull, false}};
   e.class_names = std::vector<std::string>{"Decoder", "GraphRunner"};
+  e.tokens = std::string("\0Decoder\0GraphRunner\0self\0", 26);
   return e;
 }
 
@@ -40,6 +41,7 @@ TEST(FileIndexFile, RoundTripsAndRejectsDamagedOrForeignBytes) {
   FileIndexEntry no_scans = sample_entry(43);
   no_scans.scans.clear();
   no_scans.class_names.reset();
+  no_scans.tokens.reset();
   contents.entries["/a/b/n.py"] = no_scans;
   const std::string bytes = encode_file_index(contents);
   const auto decoded = decode_file_index(bytes);
@@ -223,6 +225,28 @@ TEST(FileIndexRun, AFileRewrittenKeepingItsSizeAndModificationTimeIsReadAgain) {
   EXPECT_EQ(rerun.stats.files_unread, files_in(dir) - 1);
   EXPECT_THAT(rendered(rerun), ::testing::Contains(::testing::AllOf(::testing::HasSubstr("KV101"),
                                                                     ::testing::HasSubstr("plain.py"))));
+  EXPECT_EQ(rendered(rerun), rendered(check(dir, false)));
+}
+
+// A file the prefilter skips keeps its identifier tokens in the index: a later run whose widening
+// searches for a name no earlier run looked for (the capturing class was renamed) answers it for
+// that file from the summary, without reading it.
+TEST(FileIndexRun, ANewWideningSearchOnAnUnchangedFileIsAnsweredByItsTokensWithoutReadingIt) {
+  TempDir dir;
+  auto wrapper = [&](std::string_view name) {
+    dir.write("models/wrapper.py",
+              "import torch\nclass " + std::string(name) +
+                  ":\n    def warmup(self, fn):\n        graph = torch.cuda.CUDAGraph()\n"
+                  "        with torch.cuda.graph(graph):\n            fn()\n");
+  };
+  wrapper("GraphWrapper");
+  dir.write("models/plain.py", "class Plain:\n    def run(self):\n        return OtherWrapper()\n");
+  check(dir, true);
+  wrapper("GraphWrapper2");
+  remove_run_memo(dir);
+  const CheckResult rerun = check(dir, true);
+  EXPECT_EQ(rerun.stats.files_unread, 1u);  // plain.py
+  EXPECT_EQ(rerun.stats.bytes_reread, 0u);  // nor read for the search for `GraphWrapper2(`
   EXPECT_EQ(rendered(rerun), rendered(check(dir, false)));
 }
 

@@ -12,7 +12,7 @@ namespace {
 
 // The payload's own tag and layout version, inside the seal (which names the cache format).
 constexpr std::string_view kIndexTag = "kvlint file index";
-constexpr std::uint64_t kIndexLayout = 1;
+constexpr std::uint64_t kIndexLayout = 2;  // 2: token summaries
 
 std::int64_t nanoseconds(const struct timespec& t) {
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + static_cast<std::int64_t>(t.tv_nsec);
@@ -56,6 +56,8 @@ std::string encode_file_index(const FileIndexContents& contents) {
       out.varint(entry.class_names->size());
       for (const auto& name : *entry.class_names) out.text(name);
     }
+    out.varint(entry.tokens ? 1 : 0);
+    if (entry.tokens) out.text(*entry.tokens);
   }
   return seal_cache_payload(out.bytes());
 }
@@ -87,6 +89,7 @@ std::optional<FileIndexContents> decode_file_index(std::string_view bytes) {
         entry.class_names.emplace(in.count());
         for (auto& name : *entry.class_names) name = in.text();
       }
+      if (in.flag()) entry.tokens.emplace(in.text());
       if (!contents.entries.emplace(std::move(path), std::move(entry)).second) return std::nullopt;
     }
     if (in.left() != 0) return std::nullopt;

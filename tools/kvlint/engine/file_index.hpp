@@ -59,6 +59,7 @@ struct FileIndexEntry {
   std::uint64_t content_hash = 0;                       // XXH3-64 of the bytes
   std::vector<ScanRecord> scans;                        // sorted by scan
   std::optional<std::vector<std::string>> class_names;  // the engine's class-name scan, when it ran
+  std::optional<std::string> tokens;                    // its token summary (token_summary.hpp), when made
   bool operator==(const FileIndexEntry&) const = default;
 };
 

@@ -12,6 +12,7 @@
 
 #include "analyzers/python/text_scan.hpp"
 #include "tools/kvlint/engine/project_run.hpp"
+#include "tools/kvlint/engine/token_summary.hpp"
 
 namespace kvlint::pipeline {
 namespace fs = std::filesystem;
@@ -152,8 +153,14 @@ std::optional<bool> ProjectRun::recalled(FileState& f, std::uint64_t scan) {
 
 // Whether `f`'s bytes contain one of `search`'s needles, scan `scan` (remembered for the index).
 bool ProjectRun::scan_for(FileState& f, std::uint64_t scan,
-                          const std::function<bool(std::string_view)>& search) {
+                          const std::function<bool(std::string_view)>& search,
+                          const std::function<bool(std::string_view)>& summary_may_match) {
   if (const std::optional<bool> hit = recalled(f, scan)) return *hit;
+  // The token summary of a file whose bytes are not kept says no without reading them.
+  if (!f.kept && f.tokens && summary_may_match && !summary_may_match(*f.tokens)) {
+    f.scans.push_back({scan, false});
+    return false;
+  }
   const FileBytes content = reread(f);
   if (!content) return false;
   const bool hit = search(*content);
@@ -171,7 +178,13 @@ std::vector<std::size_t> ProjectRun::containing_any(const std::vector<std::size_
   const std::uint64_t scan = scan_id("needles", start == NeedleSearch::Start::WordStart, needles);
   std::vector<char> hit(files_.size(), 0);
   parallel_over(indices, [&](std::size_t i) {
-    hit[i] = scan_for(files_[i], scan, [&](std::string_view content) { return search.found_in(content); });
+    hit[i] = scan_for(
+        files_[i], scan, [&](std::string_view content) { return search.found_in(content); },
+        [&](std::string_view tokens) {
+          return std::any_of(needles.begin(), needles.end(), [&](const std::string& needle) {
+            return summary_may_contain(tokens, needle, start);
+          });
+        });
   });
   std::vector<std::size_t> out;
   for (std::size_t i : indices)

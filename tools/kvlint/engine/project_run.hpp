@@ -74,6 +74,9 @@ struct FileState {
   std::vector<FileDependency> dependencies;  // the headers its C++ result depends on
   std::vector<std::string> dropped_options;  // C++: compile options left out (not how the file is read)
   std::optional<std::vector<std::string>> defined_classes;  // names after `class `, scanned on demand
+  // The identifier tokens of a file whose bytes the run does not keep (token_summary.hpp): the
+  // widening stage's searches read the bytes only where it says they may match.
+  std::optional<std::string> tokens;
   // Analysed by the base-class search (analyse_bases) this many levels from a file analysed for
   // what it holds; its own bases are searched for below kMaxBaseRounds.
   int base_level = 0;
@@ -83,7 +86,7 @@ struct FileState {
   bool from_index = false;
   const std::vector<ScanRecord>* indexed_scans = nullptr;  // the index's, which outlives the run
   std::vector<ScanRecord> scans;
-  bool read_once = false;       // from the index, and read by some phase since
+  bool read_once = false;       // read again by some phase since the first read (or the index)
   std::string_view widened_by;  // the widening step that first analysed it (WideningStep::name)
 };
 
@@ -250,7 +253,8 @@ class ProjectRun {
   // prefilter.cpp: the prefilter and the remembered text scans the later stages use.
   void prefilter();
   std::optional<bool> recalled(FileState& f, std::uint64_t scan);
-  bool scan_for(FileState& f, std::uint64_t scan, const std::function<bool(std::string_view)>& search);
+  bool scan_for(FileState& f, std::uint64_t scan, const std::function<bool(std::string_view)>& search,
+                const std::function<bool(std::string_view)>& summary_may_match = {});
   std::vector<std::size_t> containing_any(const std::vector<std::size_t>& indices,
                                           const std::vector<std::string>& needles,
                                           NeedleSearch::Start start = NeedleSearch::Start::Anywhere);

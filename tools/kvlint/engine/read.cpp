@@ -1,13 +1,16 @@
 // Stage 1, read. Takes the project's discovered files; gives each its content hash, and its
-// bytes while the run's kept bytes stay within kKeptBytesBudget (else a later stage reads them
-// again, counted in CheckStats::bytes_reread). A file the file index knows unchanged is not
-// read: hash, scan results and class names come from the index.
+// bytes when the prefilter (run on them as they are read) passes it for parsing, while the
+// run's kept bytes stay within kKeptBytesBudget (else a later stage reads them again, counted
+// in CheckStats::bytes_reread); the other files get a summary (class names, identifier tokens)
+// that answers the widening searches. A file the file index knows unchanged is not read: hash,
+// scan results, class names and tokens come from the index.
 // Invariant: every later read of a file must give the bytes first hashed, else the file is
 // marked changed and the run is not memoised (FileState::changed).
 #include <xxhash.h>
 
 #include "tools/kvlint/engine/project_run.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
+#include "tools/kvlint/engine/token_summary.hpp"
 
 namespace kvlint::pipeline {
 namespace fs = std::filesystem;
@@ -31,6 +34,7 @@ void ProjectRun::read_all(std::atomic<std::size_t>& kept_bytes, const FileIndex*
         f.content_hash = entry->content_hash;
         f.indexed_scans = &entry->scans;
         f.defined_classes = entry->class_names;
+        f.tokens = entry->tokens;
         sizes[i] = f.file.stamp.size;
         return;
       }
@@ -40,9 +44,11 @@ void ProjectRun::read_all(std::atomic<std::size_t>& kept_bytes, const FileIndex*
     files_[i].content_hash = XXH3_64bits(outcome.content.data(), outcome.content.size());
     sizes[i] = outcome.content.size();
     problems[i] = std::move(outcome.problem);
-    if (!files_[i].readable || keep_within_budget(files_[i], std::move(outcome.content))) return;
-    // Past the budget, the bytes in hand answer the prefilter now, and the base-class search
-    // for a file the prefilter skips or defers, instead of each of those phases reading them again.
+    if (!files_[i].readable) return;
+    // The bytes in hand answer the prefilter now. Only a file it passes and does not defer is
+    // parsed for sure: its bytes are kept, within the budget, for the parse. The others are
+    // summarised (their class names and identifier tokens) for the widening searches, which then
+    // read a file again only where the summary says it may match.
     FileState& f = files_[i];
     const bool hit = initial_prefilter_.found_in(f.is_cpp, outcome.content);
     f.scans.push_back({initial_prefilter_.id(f.is_cpp), hit});
@@ -51,8 +57,12 @@ void ProjectRun::read_all(std::atomic<std::size_t>& kept_bytes, const FileIndex*
       deferred = !initial_prefilter_.may_hold_seed(outcome.content);
       f.scans.push_back({initial_prefilter_.seed_id(), !deferred});
     }
-    // The base-class search and a demand read a file's class names when it is not analysed.
-    if (!hit || deferred) f.defined_classes = scan_class_names(outcome.content, f.is_cpp);
+    if (hit && !deferred) {
+      keep_within_budget(f, std::move(outcome.content));
+      return;
+    }
+    f.defined_classes = scan_class_names(outcome.content, f.is_cpp);
+    f.tokens = token_summary(outcome.content);
   });
   for (std::size_t i = 0; i < files_.size(); ++i) {
     result_.stats.bytes_read += sizes[i];
@@ -75,10 +85,10 @@ FileBytes ProjectRun::reread(FileState& f) {
     f.changed = true;
     return {};
   }
-  // A file the index knew is first read here; its bytes are kept for the later phases as
-  // read_all keeps those it reads (a run whose scans the index cannot answer, after a
-  // vocabulary change, needs them in every phase).
-  if (f.from_index && !f.read_once && keep_reads_) {
+  // A file read again for the first time (one the index knew, or one read_all summarised
+  // instead of keeping) is one a search may match or a parse needs: its bytes are kept for the
+  // later phases, within the budget, rather than read once more by each.
+  if (!f.read_once && keep_reads_) {
     f.read_once = true;
     if (keep_within_budget(f, std::move(outcome.content))) return FileBytes::kept(*f.kept);
   }

@@ -13,6 +13,7 @@
 #include "analyzers/python/text_scan.hpp"
 #include "tools/kvlint/engine/project_run.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
+#include "tools/kvlint/engine/token_summary.hpp"
 
 namespace kvlint::pipeline {
 namespace fs = std::filesystem;
@@ -351,6 +352,26 @@ std::vector<std::size_t> ProjectRun::demanded(const facts::Demand::Wants& wants)
   std::vector<char> hit(files_.size(), 0);
   parallel_over(deferred, [&](std::size_t i) {
     FileState& f = files_[i];
+    // A class it defines answers without the bytes; else, for a file whose bytes are not kept,
+    // the token summary says whether any wanted name may be there before they are read.
+    if (f.defined_classes &&
+        std::any_of(f.defined_classes->begin(), f.defined_classes->end(),
+                    [&](const std::string& name) { return wants.classes.count(name) != 0; })) {
+      hit[i] = 1;
+      return;
+    }
+    if (!f.kept && f.tokens) {
+      auto named = [&](const std::set<std::string>& names) {
+        return std::any_of(names.begin(), names.end(),
+                           [&](const std::string& n) { return summary_may_contain(*f.tokens, n); });
+      };
+      const bool maybe = named(wants.functions) || named(wants.constants) || named(wants.handed_self) ||
+                         named(wants.mentioned) ||
+                         std::any_of(built_needles.begin(), built_needles.end(), [&](const std::string& n) {
+                           return summary_may_contain(*f.tokens, n, NeedleSearch::Start::WordStart);
+                         });
+      if (!maybe) return;
+    }
     const FileBytes content = reread(f);
     if (!content) return;
     if (!f.defined_classes) f.defined_classes = scan_class_names(*content, false);

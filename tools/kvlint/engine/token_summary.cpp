@@ -1,0 +1,68 @@
+#include "tools/kvlint/engine/token_summary.hpp"
+
+#include <string.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace kvlint {
+namespace {
+
+// Calls on_run(begin, end) for each maximal run of identifier bytes in `text`, in order, until it
+// returns false; false then.
+template <typename OnRun>
+bool each_identifier_run(std::string_view text, const OnRun& on_run) {
+  for (std::size_t at = 0; at < text.size();) {
+    if (!is_identifier_byte(text[at])) {
+      ++at;
+      continue;
+    }
+    std::size_t end = at + 1;
+    while (end < text.size() && is_identifier_byte(text[end])) ++end;
+    if (!on_run(at, end)) return false;
+    at = end;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string token_summary(std::string_view content) {
+  std::vector<std::string_view> tokens;
+  each_identifier_run(content, [&](std::size_t begin, std::size_t end) {
+    tokens.push_back(content.substr(begin, end - begin));
+    return true;
+  });
+  std::sort(tokens.begin(), tokens.end());
+  tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
+  std::size_t size = 1;
+  for (std::string_view t : tokens) size += t.size() + 1;
+  std::string out;
+  out.reserve(size);
+  out += '\0';
+  for (std::string_view t : tokens) {
+    out += t;
+    out += '\0';
+  }
+  return out;
+}
+
+bool summary_may_contain(std::string_view summary, std::string_view needle, NeedleSearch::Start start) {
+  auto contains = [&](std::string_view piece) {
+    return ::memmem(summary.data(), summary.size(), piece.data(), piece.size()) != nullptr;
+  };
+  std::string piece;
+  return each_identifier_run(needle, [&](std::size_t at, std::size_t end) {
+    // A run after another byte of the needle starts a token, and one before another byte ends
+    // it; a leading run starts one too where the search counts only word starts.
+    const bool starts_token = at > 0 || start == NeedleSearch::Start::WordStart;
+    const bool ends_token = end < needle.size();
+    piece.clear();
+    if (starts_token) piece += '\0';
+    piece.append(needle.substr(at, end - at));
+    if (ends_token) piece += '\0';
+    return contains(piece);
+  });
+}
+
+}  // namespace kvlint
