@@ -228,11 +228,15 @@ TEST(FileIndexRun, AFileRewrittenKeepingItsSizeAndModificationTimeIsReadAgain) {
   EXPECT_EQ(rendered(rerun), rendered(check(dir, false)));
 }
 
-// A file the prefilter skips keeps its identifier tokens in the index: a later run whose widening
-// searches for a name no earlier run looked for (the capturing class was renamed) answers it for
-// that file from the summary, without reading it.
+// In a tree larger than the kept-bytes budget, a file the prefilter skips keeps its identifier
+// tokens in the index: a later run whose widening searches for a name no earlier run looked for
+// (the capturing class was renamed) answers it for that file from the summary, without reading it.
 TEST(FileIndexRun, ANewWideningSearchOnAnUnchangedFileIsAnsweredByItsTokensWithoutReadingIt) {
   TempDir dir;
+  std::string filler;
+  while (filler.size() < (std::size_t{1} << 20)) filler += "value = 12345  # no anchor, no class statement\n";
+  const std::size_t fillers = kKeptBytesBudget / filler.size() + 1;
+  for (std::size_t i = 0; i < fillers; ++i) dir.write("models/filler_" + std::to_string(i) + ".py", filler);
   auto wrapper = [&](std::string_view name) {
     dir.write("models/wrapper.py",
               "import torch\nclass " + std::string(name) +
@@ -245,7 +249,7 @@ TEST(FileIndexRun, ANewWideningSearchOnAnUnchangedFileIsAnsweredByItsTokensWitho
   wrapper("GraphWrapper2");
   remove_run_memo(dir);
   const CheckResult rerun = check(dir, true);
-  EXPECT_EQ(rerun.stats.files_unread, 1u);  // plain.py
+  EXPECT_EQ(rerun.stats.files_unread, fillers + 1);  // and plain.py
   EXPECT_EQ(rerun.stats.bytes_reread, 0u);  // nor read for the search for `GraphWrapper2(`
   EXPECT_EQ(rendered(rerun), rendered(check(dir, false)));
 }

@@ -1,7 +1,7 @@
 // Stage 1, read. Takes the project's discovered files; gives each its content hash, and its
-// bytes when the prefilter (run on them as they are read) passes it for parsing, while the
-// run's kept bytes stay within kKeptBytesBudget (else a later stage reads them again, counted
-// in CheckStats::bytes_reread); the other files get a summary (class names, identifier tokens)
+// bytes while the run's kept bytes stay within kKeptBytesBudget: every file's when all fit, else
+// only those the prefilter (run on them as they are read) passes for parsing (else a later stage reads them
+// again, counted in CheckStats::bytes_reread); the other files get a summary (class names, identifier tokens)
 // that answers the widening searches. A file the file index knows unchanged is not read: hash,
 // scan results, class names and tokens come from the index.
 // Invariant: every later read of a file must give the bytes first hashed, else the file is
@@ -24,6 +24,12 @@ void ProjectRun::read_all(std::atomic<std::size_t>& kept_bytes, const FileIndex*
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   std::vector<std::optional<Diagnostic>> problems(files_.size());
   std::vector<std::size_t> sizes(files_.size());
+  // When every file fits in what is left of the budget (discovery's stamps give the sizes),
+  // each keeps its bytes and no summary is needed; the summaries cost more than the few
+  // rereads they would save there.
+  std::size_t total = 0;
+  for (const FileState& f : files_) total += f.file.stamp.size;
+  const bool all_fit = kept_bytes.load() + total <= kKeptBytesBudget;
   parallel_over(all, [&](std::size_t i) {
     if (index) {
       FileState& f = files_[i];
@@ -44,7 +50,7 @@ void ProjectRun::read_all(std::atomic<std::size_t>& kept_bytes, const FileIndex*
     files_[i].content_hash = XXH3_64bits(outcome.content.data(), outcome.content.size());
     sizes[i] = outcome.content.size();
     problems[i] = std::move(outcome.problem);
-    if (!files_[i].readable) return;
+    if (!files_[i].readable || (all_fit && keep_within_budget(files_[i], std::move(outcome.content)))) return;
     // The bytes in hand answer the prefilter now. Only a file it passes and does not defer is
     // parsed for sure: its bytes are kept, within the budget, for the parse. The others are
     // summarised (their class names and identifier tokens) for the widening searches, which then
