@@ -979,5 +979,60 @@ TEST(Reconcile, RT004ForACppMemberCacheWithMoreRowsThanDeclared) {
   EXPECT_EQ(report.runtime_findings.front().line, 17u);
 }
 
+// The C++ host's caches are one cache by owner and members, not by line: the lines are where the
+// plugin binary allocated, which an edit since it was built moves, and which a forward producing K,
+// V and the hidden state at one call shares between caches.
+std::string at_concurrency(std::string cache_line, int concurrency) {
+  const std::string from = R"("concurrency":3)";
+  cache_line.replace(cache_line.find(from), from.size(), fmt::format(R"("concurrency":{})", concurrency));
+  return cache_line;
+}
+
+TEST(Reconcile, CppKV202NamingAMemberMatchesItsCacheWhenItsLineNowHoldsAnotherMember) {
+  // The findings come from a revision edited since the plugin was built: line 19, where the KV202
+  // on past_values_ now sits, is where the built plugin allocates the last hidden state.
+  auto run = make_run(
+      "speech", {"StreamingDecoder"},
+      {member_cache_line("StreamingDecoder", 19, {19},
+                         R"([{"owner":"StreamingDecoder","name":"last_hidden_"}])", 1),
+       member_cache_line("StreamingDecoder", 17, {17, 18}, kKvMembers),
+       declaration_line("generate", 3, "StreamingDecoder", "FIXED", 1, 16384), done_line("generate", 3)});
+  InputFinding kv202 = finding("KV202", 19, "StreamingDecoder", kCppFile);
+  kv202.finding.member = "past_values_";
+  auto report = reconcile({kv202}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Confirmed) << only(report).evidence.summary;
+  ASSERT_TRUE(only(report).evidence.observed);
+  EXPECT_EQ(only(report).evidence.observed->rows, 3);
+  EXPECT_EQ(only(report).evidence.observed->line, 17u);
+}
+
+TEST(Reconcile, RT004ForACppMemberCacheWhoseRowsStayFixedAcrossConcurrencyAtAnotherBusiestLine) {
+  // K and V tie for the busiest line; at concurrency 1 the host named V's, at 3 K's: one cache.
+  auto run = make_run(
+      "speech", {"StreamingDecoder"},
+      {at_concurrency(member_cache_line("StreamingDecoder", 18, {17, 18}, kKvMembers, 1), 1),
+       member_cache_line("StreamingDecoder", 17, {17, 18}, kKvMembers, 1),
+       at_concurrency(declaration_line("generate", 3, "StreamingDecoder", "MAX_NUM_SEQS", 1, 16384), 1),
+       declaration_line("generate", 3, "StreamingDecoder", "MAX_NUM_SEQS", 3, 16384),
+       done_line("generate", 1), done_line("generate", 3)});
+  auto report = reconcile({}, {run}, {});
+  ASSERT_EQ(report.runtime_findings.size(), 1u);
+  EXPECT_EQ(report.runtime_findings.front().code, "RT004") << report.runtime_findings.front().message;
+  EXPECT_EQ(report.runtime_findings.front().evidence.concurrency, 3);
+}
+
+TEST(Reconcile, CppCachesOfOtherMembersAtOneLineAreReportedEach) {
+  // One forward call allocates K, V and the hidden state the class keeps: two caches at line 21.
+  auto run = make_run("speech", {"StreamingDecoder"},
+                      {member_cache_line("StreamingDecoder", 21, {21}, kKvMembers),
+                       member_cache_line("StreamingDecoder", 21, {21},
+                                         R"([{"owner":"StreamingDecoder","name":"last_hidden_"}])"),
+                       done_line("generate", 3)});
+  auto report = reconcile({}, {run}, {});
+  ASSERT_EQ(report.runtime_findings.size(), 2u);
+  EXPECT_EQ(report.runtime_findings[0].code, "RT001");
+  EXPECT_EQ(report.runtime_findings[1].code, "RT001");
+}
+
 }  // namespace
 }  // namespace kvlint::confirm

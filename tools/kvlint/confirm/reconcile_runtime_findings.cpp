@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "tools/kvlint/confirm/cpp_host_match.hpp"
 #include "tools/kvlint/confirm/reconcile_observations.hpp"
 
 namespace kvlint::confirm::detail {
@@ -32,7 +33,7 @@ class RuntimeOnly : public Observations {
         named.insert(Site{real_path(related.loc.file.str(), options_.bases), related.loc.line});
     }
     std::vector<RuntimeFinding> out;
-    std::set<std::tuple<std::string, std::string, uint32_t>> reported;  // code, real file, line
+    std::set<std::pair<std::string, std::string>> reported;  // code, observed cache
     for (const auto& run : runs_) {
       // A finding saying the class holds undeclared memory (KV101/KV102 presence, a confirmed KV302)
       // covers the caches whose creating chain passes through that class. A KV302 the run did not
@@ -76,7 +77,7 @@ class RuntimeOnly : public Observations {
         const CacheEvent* declared_elsewhere =
             drifts ? cache_matching(run, cache, closest->bytes_per_row) : nullptr;
         if (declared_elsewhere != nullptr) {
-          if (!reported.insert({"RT001", site.first, site.second}).second) continue;
+          if (!reported.insert({"RT001", observed_cache_key(cache, site.first)}).second) continue;
           RuntimeFinding rt{"RT001", "unflagged-cache", Severity::Warning, shown, cache.line, cache.owner, {},
                             {}};
           rt.evidence = group_evidence(run, cache.path, cache.concurrency);
@@ -97,7 +98,7 @@ class RuntimeOnly : public Observations {
           continue;
         }
         if (drifts) {
-          if (!reported.insert({"RT002", site.first, site.second}).second) continue;
+          if (!reported.insert({"RT002", observed_cache_key(cache, site.first)}).second) continue;
           RuntimeFinding rt{
               "RT002", "declared-bytes-drift", Severity::Error, shown, cache.line, cache.owner, {}, {}};
           rt.evidence = group_evidence(run, cache.path, cache.concurrency);
@@ -116,7 +117,7 @@ class RuntimeOnly : public Observations {
           continue;
         }
         if (named_on_chain || owner_declares || flagged_on_chain(cache)) continue;
-        if (!reported.insert({"RT001", site.first, site.second}).second) continue;
+        if (!reported.insert({"RT001", observed_cache_key(cache, site.first)}).second) continue;
         RuntimeFinding rt{"RT001", "unflagged-cache", Severity::Warning, shown, cache.line, cache.owner, {},
                           {}};
         rt.evidence = group_evidence(run, cache.path, cache.concurrency);
@@ -145,7 +146,7 @@ class RuntimeOnly : public Observations {
   // grew. Static KV202 / KV203 (and KV103 for caches built inside captures) say the same from the
   // source; an owner one of them names is left to its verdict.
   void rows_drift(const std::vector<InputFinding>& findings, std::vector<RuntimeFinding>& out) const {
-    std::set<std::tuple<std::string, std::string, uint32_t>> reported;  // model, real file, line
+    std::set<std::pair<std::string, std::string>> reported;  // model, observed cache
     for (const auto& run : runs_) {
       auto flagged = [&](const std::string& owner, bool in_capture) {
         return std::any_of(findings.begin(), findings.end(), [&](const InputFinding& input) {
@@ -172,7 +173,7 @@ class RuntimeOnly : public Observations {
           const CacheEvent* lowest = nullptr;
           for (const auto& other : run.caches)
             if (other.path == cache.path && other.concurrency < cache.concurrency &&
-                other.file == cache.file && other.line == cache.line &&
+                same_observed_cache(other, cache) &&
                 (lowest == nullptr || other.concurrency < lowest->concurrency))
               lowest = &other;
           if (lowest == nullptr || lowest->rows != cache.rows) continue;
@@ -184,7 +185,8 @@ class RuntimeOnly : public Observations {
         } else {
           continue;
         }
-        if (!reported.insert({run.name, canonical_.at(cache.file), cache.line}).second) continue;
+        if (!reported.insert({run.name, observed_cache_key(cache, canonical_.at(cache.file))}).second)
+          continue;
         RuntimeFinding rt{"RT004",
                           "declared-rows-drift",
                           Severity::Error,
@@ -278,8 +280,7 @@ class RuntimeOnly : public Observations {
                                    int64_t declared_bytes_per_row) const {
     for (const auto& other : run.caches)
       if (&other != &cache && other.path == cache.path && other.concurrency == cache.concurrency &&
-          (other.file != cache.file || other.line != cache.line) &&
-          same_owner(run, other.owner, cache.owner) &&
+          !same_observed_cache(other, cache) && same_owner(run, other.owner, cache.owner) &&
           within_tolerance(declared_bytes_per_row, other.bytes_per_row, options_.tolerance))
         return &other;
     return nullptr;

@@ -26,6 +26,7 @@ class FindingVerdicts : public Observations {
   FindingResult reconcile(const InputFinding& input) {
     FindingResult result{input, Verdict::NotChecked, {}};
     const auto& f = input.finding;
+    finding_ = &f;
     primary_ = Site{real_path(f.loc.file.str(), options_.bases), f.loc.line};
     sites_.clear();
     sites_.insert(primary_);
@@ -72,14 +73,20 @@ class FindingVerdicts : public Observations {
                        declared.rows, cache.rows, cache.concurrency, format_bytes(cache.bytes_per_row));
   }
 
-  // The caches of a finding on a path: those at its sites, else those of its owner; `only` narrows
-  // the candidates before that choice (an eager cache at a site must not hide captured ones).
+  // The caches of a finding on a path: those holding the member it names (the C++ host's: by
+  // member, so lines an edit shifted since the plugin was built do not matter), else those at its
+  // sites, else those of its owner; `only` narrows the candidates before that choice (an eager
+  // cache at a site must not hide captured ones).
   std::vector<const CacheEvent*> finding_caches(
       const ModelRun& run, const Group& g, const std::string& owner,
       const std::function<bool(const CacheEvent&)>& only = nullptr) const {
-    std::vector<const CacheEvent*> by_site, by_owner;
+    std::vector<const CacheEvent*> by_member, by_site, by_owner;
     for (const auto& c : run.caches) {
       if (c.path != g.path || c.concurrency != g.concurrency || (only && !only(c))) continue;
+      if (finding_ != nullptr && member_match(c, *finding_) == MemberMatch::Same) {
+        by_member.push_back(&c);
+        continue;
+      }
       bool site_match =
           std::any_of(sites_.begin(), sites_.end(), [&](const Site& s) { return at_site(c, s); });
       if (site_match)
@@ -87,6 +94,7 @@ class FindingVerdicts : public Observations {
       else if (owned_by(run, c, owner))
         by_owner.push_back(&c);
     }
+    if (!by_member.empty()) return by_member;
     return by_site.empty() ? by_owner : by_site;
   }
 
@@ -672,6 +680,7 @@ class FindingVerdicts : public Observations {
   }
 
  private:
+  const Finding* finding_ = nullptr;  // the finding being reconciled
   Site primary_;
   std::set<Site> sites_;
   std::vector<const ModelRun*> booting_;
