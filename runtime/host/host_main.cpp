@@ -421,24 +421,64 @@ class Host {
     std::vector<const torch::nn::Module*> modules;
     if (const torch::nn::Module* root = model.root()) walk(*root, groups, reachable, modules);
     for (const auto& group : groups) report_buffers(group, path, concurrency);
-    report_unreachable(path, concurrency, since, reachable, members_of(modules));
+    report_unreachable(path, concurrency, since, reachable, members_of(model, modules));
   }
 
-  // The tensor data members of the walked modules (their classes' layouts from the plugin's debug
-  // information), by the storage they hold: which member a live allocation is stored in.
-  std::map<const void*, MemberSlot> members_of(const std::vector<const torch::nn::Module*>& modules) {
+  // The tensor data members of the model's objects (their classes' layouts from the plugin's debug
+  // information), by the storage they hold: which member of which class a live allocation is stored
+  // in. The objects: the walked modules, and every object reached from the plugin's model through
+  // members held by value or by std::unique_ptr / std::shared_ptr, so a decoder that is no
+  // torch::nn::Module (a TorchScript wrapper with its past_k_ / past_v_) is found without the
+  // plugin naming it.
+  std::map<const void*, MemberSlot> members_of(const plugin::Model& model,
+                                               const std::vector<const torch::nn::Module*>& modules) {
     std::map<const void*, MemberSlot> out;
     if (!symbolizer_) return out;
-    for (const torch::nn::Module* module : modules) {
-      const auto* object = static_cast<const char*>(dynamic_cast<const void*>(module));
-      for (const auto& member : symbolizer_->tensor_members(c10::demangle(typeid(*module).name()))) {
-        // The debug information says an at::Tensor lies there.
-        const auto& tensor = *reinterpret_cast<const at::Tensor*>(object + member.offset);
-        if (!tensor.defined() || !tensor.has_storage() || tensor.storage().data() == nullptr) continue;
-        out.emplace(tensor.storage().data(), MemberSlot{member.declaring_class, member.name, tensor});
-      }
-    }
+    std::set<std::pair<const char*, std::string>> seen;
+    for (const torch::nn::Module* module : modules)
+      visit(static_cast<const char*>(dynamic_cast<const void*>(module)),
+            c10::demangle(typeid(*module).name()), 0, seen, out);
+    visit(static_cast<const char*>(dynamic_cast<const void*>(&model)), c10::demangle(typeid(model).name()), 0,
+          seen, out);
     return out;
+  }
+
+  void visit(const char* object, const std::string& type, int depth,
+             std::set<std::pair<const char*, std::string>>& seen, std::map<const void*, MemberSlot>& out) {
+    if (object == nullptr || depth > 12 || !seen.insert({object, type}).second) return;
+    for (const auto& member : symbolizer_->tensor_members(type)) {
+      // The debug information says an at::Tensor lies there.
+      const auto& tensor = *reinterpret_cast<const at::Tensor*>(object + member.offset);
+      if (!tensor.defined() || !tensor.has_storage() || tensor.storage().data() == nullptr) continue;
+      out.emplace(tensor.storage().data(), MemberSlot{member.declaring_class, member.name, tensor});
+    }
+    for (const auto& edge : symbolizer_->object_edges(type)) {
+      if (!edge.by_pointer) {
+        visit(object + edge.offset, edge.pointee, depth + 1, seen, out);
+        continue;
+      }
+      const char* target = *reinterpret_cast<const char* const*>(object + edge.offset);
+      if (target == nullptr) continue;
+      std::string dynamic = edge.pointee;
+      most_derived(target, dynamic);
+      visit(target, dynamic, depth + 1, seen, out);
+    }
+  }
+
+  // A polymorphic object behind a pointer to its base: the most-derived object and its class, from
+  // its vtable pointer when that points into a vtable symbol the plugin exports ("vtable for X").
+  static void most_derived(const char*& object, std::string& type) {
+    const void* vptr = *reinterpret_cast<const void* const*>(object);
+    Dl_info info{};
+    if (vptr == nullptr || ::dladdr(vptr, &info) == 0 || info.dli_sname == nullptr ||
+        std::strncmp(info.dli_sname, "_ZTV", 4) != 0 ||
+        static_cast<const char*>(vptr) < static_cast<const char*>(info.dli_saddr) + 2 * sizeof(void*))
+      return;
+    const std::string name = c10::demangle(info.dli_sname);
+    const std::string prefix = "vtable for ";
+    if (name.rfind(prefix, 0) != 0) return;
+    object += reinterpret_cast<const std::ptrdiff_t*>(vptr)[-2];  // offset to top
+    type = name.substr(prefix.size());
   }
 
   // One event per module holding registered K/V buffers: [..., rows, kv_heads, positions, head_dim].
@@ -467,14 +507,25 @@ class Host {
     stream_.emit(line);
   }
 
+  // Which of its class's caches a member's memory belongs to: "" for the K/V names, else K/V by
+  // shape (K and V of one cache have one shape and dtype: past_k_ and past_v_ are one cache whatever
+  // their names), else a cache of its own (a last hidden state, an overlap tail).
+  static std::string kv_group_of(const MemberSlot& member) {
+    if (is_kv_name(member.name)) return "";
+    if (member.tensor.dim() < 3) return member.name;
+    std::string signature = "[";
+    for (const std::int64_t size : member.tensor.sizes()) signature += std::to_string(size) + ",";
+    return signature + "] " + std::string(member.tensor.dtype().name());
+  }
+
   // Memory allocated on this path, alive after it and behind no parameter or buffer: hidden state
   // such as a per-request std::unordered_map of K/V or unregistered tensor members. Grouped by owner
   // class: the class declaring the member the allocation is stored in, else the allocating
-  // function's. K and V (two allocations on two lines, two members) are one event; a tensor member
-  // with a name that is not K/V is an event of its own. Each event names its members and carries
-  // every allocating line's call chain in the model, so a finding on either member or line is its.
-  // Rows: from the shapes when every allocation is a K/V member ([..., rows, kv_heads, positions,
-  // head_dim], as registered buffers), else the live allocations of the busiest line.
+  // function's. K and V (two allocations on two lines, two members) are one event: members with K/V
+  // names, or of one shape and dtype (3+ dims); any other tensor member is an event of its own. Each event
+  // names its members and carries every allocating line's call chain in the model, so a finding on either
+  // member or line is its. Rows: from the shapes when every allocation is a K/V member ([..., rows, kv_heads,
+  // positions, head_dim], as registered buffers), else the live allocations of the busiest line.
   void report_unreachable(const std::string& path, int concurrency, std::uint64_t since,
                           const std::set<const void*>& reachable,
                           const std::map<const void*, MemberSlot>& slots) {
@@ -500,7 +551,7 @@ class Host {
       const auto slot = slots.find(allocation.data);
       const MemberSlot* member = slot == slots.end() ? nullptr : &slot->second;
       const std::string owner = member != nullptr ? member->owner : site.owner;
-      Group& group = by_owner[{owner, member != nullptr && !is_kv_name(member->name) ? member->name : ""}];
+      Group& group = by_owner[{owner, member != nullptr ? kv_group_of(*member) : ""}];
       if (member != nullptr) {
         group.members.insert({member->owner, member->name});
         group.tensors.push_back(member->tensor);
@@ -527,7 +578,7 @@ class Host {
           busiest = &line;
       }
       std::int64_t rows = busiest->count, positions = 0, layers = 0, logical = bytes;
-      if (group.all_members && key.second.empty() && !group.tensors.empty()) {
+      if (group.all_members && (key.second.empty() || key.second.front() == '[') && !group.tensors.empty()) {
         rows = positions = layers = logical = 0;
         for (const auto& tensor : group.tensors) {
           const auto sizes = tensor.sizes();

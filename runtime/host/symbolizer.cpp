@@ -92,7 +92,43 @@ std::string last_component(const std::string& qualified) {
   return qualified.substr(start);
 }
 
+bool is_library_type(const std::string& qualified) {
+  for (const char* prefix : {"std::", "__gnu_cxx::", "c10::", "at::", "torch::", "caffe2::", "kvlint::"})
+    if (qualified.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+// "asr::Decoder" for "std::unique_ptr<asr::Decoder, std::default_delete<asr::Decoder> >".
+std::string first_template_argument(const std::string& type) {
+  const auto open = type.find('<');
+  if (open == std::string::npos) return "";
+  int depth = 0;
+  for (std::size_t i = open + 1; i < type.size(); ++i) {
+    if (type[i] == '<') ++depth;
+    if ((type[i] == ',' || type[i] == '>') && depth == 0) {
+      std::string out = type.substr(open + 1, i - open - 1);
+      while (!out.empty() && out.back() == ' ') out.pop_back();
+      return out;
+    }
+    if (type[i] == '>') --depth;
+  }
+  return "";
+}
+
 }  // namespace
+
+// A member of class type `type` that leads to another of the model's objects: an owning smart
+// pointer to a model class, or a model class held by value.
+std::optional<ObjectEdge> object_edge(const std::string& type) {
+  for (const char* owning : {"std::unique_ptr<", "std::shared_ptr<"})
+    if (type.rfind(owning, 0) == 0) {
+      std::string pointee = first_template_argument(type);
+      if (pointee.empty() || is_library_type(pointee)) return std::nullopt;
+      return ObjectEdge{0, std::move(pointee), true};
+    }
+  if (type.empty() || is_library_type(type)) return std::nullopt;
+  return ObjectEdge{0, type, false};
+}
 
 #ifdef KVLINT_HOST_WITH_LLVM
 namespace {
@@ -180,7 +216,8 @@ struct Symbolizer::Impl {
     return {};
   }
 
-  void collect(const llvm::DWARFDie& cls, std::uint64_t base, std::vector<TensorMember>& out, int depth) {
+  void collect(const llvm::DWARFDie& cls, std::uint64_t base, std::vector<TensorMember>& out,
+               std::vector<ObjectEdge>& edges, int depth) {
     const char* cls_name = cls.getShortName();
     for (const llvm::DWARFDie& child : cls.children()) {
       const dw::Tag tag = child.getTag();
@@ -189,11 +226,15 @@ struct Symbolizer::Impl {
       if (tag == dw::DW_TAG_inheritance && depth < 8) {
         const llvm::DWARFDie parent =
             definition(underlying_type(child.getAttributeValueAsReferencedDie(dw::DW_AT_type)));
-        if (parent.isValid()) collect(parent, base + *offset, out, depth + 1);
+        if (parent.isValid()) collect(parent, base + *offset, out, edges, depth + 1);
       } else if (tag == dw::DW_TAG_member && child.getShortName() != nullptr) {
         const llvm::DWARFDie type = underlying_type(child.getAttributeValueAsReferencedDie(dw::DW_AT_type));
-        if (type.isValid() && is_class_tag(type.getTag()) && qualified_name(type) == "at::Tensor")
+        if (!type.isValid() || !is_class_tag(type.getTag())) continue;
+        const std::string type_name = qualified_name(type);
+        if (type_name == "at::Tensor")
           out.push_back({child.getShortName(), base + *offset, cls_name != nullptr ? cls_name : ""});
+        else if (auto edge = object_edge(type_name))
+          edges.push_back({base + *offset, std::move(edge->pointee), edge->by_pointer});
       }
     }
   }
@@ -266,17 +307,24 @@ std::vector<SourceSite> Symbolizer::chain(const std::vector<std::uintptr_t>& ret
   return out;
 }
 
-std::vector<TensorMember> Symbolizer::tensor_members(const std::string& qualified) {
-  auto cached = members_.find(qualified);
-  if (cached != members_.end()) return cached->second;
-  std::vector<TensorMember> out;
+const Symbolizer::Layout& Symbolizer::layout(const std::string& qualified) {
+  auto cached = layouts_.find(qualified);
+  if (cached != layouts_.end()) return cached->second;
+  Layout out;
 #ifdef KVLINT_HOST_WITH_LLVM
   if (!impl_->loaded) impl_->load(module_path_);
   const llvm::DWARFDie cls = impl_->definition(qualified);
-  if (cls.isValid()) impl_->collect(cls, 0, out, 0);
+  if (cls.isValid()) impl_->collect(cls, 0, out.tensors, out.edges, 0);
 #endif
-  members_.emplace(qualified, out);
-  return out;
+  return layouts_.emplace(qualified, std::move(out)).first->second;
+}
+
+std::vector<TensorMember> Symbolizer::tensor_members(const std::string& qualified) {
+  return layout(qualified).tensors;
+}
+
+std::vector<ObjectEdge> Symbolizer::object_edges(const std::string& qualified) {
+  return layout(qualified).edges;
 }
 
 SourceSite Symbolizer::site(const std::vector<std::uintptr_t>& return_addresses) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,14 @@ struct TensorMember {
   std::string declaring_class;  // the class that declares it, unqualified ("StreamingDecoder")
 };
 
+// A class-typed member through which another object of the model is reached: held by value, or
+// owned through std::unique_ptr / std::shared_ptr (whose first word is the pointer in libstdc++).
+struct ObjectEdge {
+  std::uint64_t offset = 0;  // bytes from the start of the most-derived object
+  std::string pointee;       // the held class, qualified as typeid demangles it ("asr::Decoder")
+  bool by_pointer = false;   // the member is an owning pointer to it
+};
+
 class Symbolizer {
  public:
   // `module_path`: the plugin file; `load_base`: where it is mapped (dl_iterate_phdr's dlpi_addr).
@@ -47,6 +56,10 @@ class Symbolizer {
   // typeid demangles it) and of its bases, from the plugin's debug information. Empty without
   // LLVM, or when the plugin has no definition of the class. Cached per class.
   std::vector<TensorMember> tensor_members(const std::string& qualified);
+  // The members of class `qualified` (and of its bases) that hold the model's own objects: by value
+  // or through an owning smart pointer; library types (std::, c10::, at::, torch::) are not followed.
+  // Empty without LLVM. Cached per class.
+  std::vector<ObjectEdge> object_edges(const std::string& qualified);
   // Whether file:line information is available (LLVM's symbolizer was built in).
   static bool has_line_info();
 
@@ -57,9 +70,17 @@ class Symbolizer {
   std::string module_path_;
   std::uintptr_t load_base_;
   std::map<std::uintptr_t, std::vector<SourceSite>> cache_;
-  std::map<std::string, std::vector<TensorMember>> members_;
+  struct Layout {
+    std::vector<TensorMember> tensors;
+    std::vector<ObjectEdge> edges;
+  };
+  const Layout& layout(const std::string& qualified);
+  std::map<std::string, Layout> layouts_;
 };
 
+// The edge a member of class type `type` ("std::unique_ptr<asr::Decoder, ...>", "asr::Tier") is, at
+// offset 0: none for library types and pointers to them.
+std::optional<ObjectEdge> object_edge(const std::string& type);
 // "CppTalker" for "ns::CppTalker::step(int) const"; "" for a free function.
 std::string owner_of_function(const std::string& function);
 // Whether a demangled function is LibTorch's or the standard library's (instantiated in the plugin).

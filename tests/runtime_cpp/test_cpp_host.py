@@ -356,3 +356,79 @@ def test_cpp_rows_above_the_declared_rows_are_rt004_without_a_static_finding(tmp
     assert rt004["owner"] == "CppTalker" and rt004["line"] == line_of(EXAMPLE, "auto kv = torch::zeros(shape")
     assert rt004["evidence"]["concurrency"] == 4 and rt004["evidence"]["observed"]["rows"] == 4
     assert rt004["evidence"]["declared"]["rows"] == 1
+
+
+# The ASR decoder laid out as LibTorch code around a TorchScript model is (plugins/owned_decoder): a
+# plain class, not a torch::nn::Module, in a header + .cpp, owned by the engine through a
+# std::unique_ptr, with past_k_ / past_v_ members (names outside the K/V vocabulary) written from its
+# forward's outputs. Nothing in the plugin tells the host where the K/V is. It declares one row
+# (FIXED rows_fixed=1) and serves every stream of a batch in it.
+OWNED = REPO / "tests" / "runtime_cpp" / "plugins" / "owned_decoder"
+OWNED_SOURCE = OWNED / "asr_decoder.cpp"
+# K and V, [layers 4, rows, kv_heads 2, positions 16, head_dim 32] float32: 32 KiB per row.
+OWNED_KV_PER_ROW = 2 * 4 * 2 * 16 * 32 * 4
+
+
+def owned_confirm(tmp: Path, findings: List[Dict[str, Any]]) -> Dict[str, Any]:
+    plugins = required_env("KVLINT_PLUGIN_DIR")
+    (tmp / "kvlint.toml").write_text("[runtime]\ntolerance = 0.05\n\n" +
+                                     entry("asr", f"{plugins}/libowned_decoder.so", ["AsrEngine", "Decoder"]))
+    (tmp / "findings.json").write_text(json.dumps({
+        "schema": "kvlint-findings", "version": 1, "tool": {"name": "kvlint", "version": "test"},
+        "findings": findings, "diagnostics": []}))
+    proc = subprocess.run([str(required_env("KVLINT_BINARY")), "confirm", "--config", str(tmp / "kvlint.toml"),
+                           "--findings", str(tmp / "findings.json"), "--format", "json", "--all"],
+                          cwd=tmp, capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr[-4000:]
+    report = json.loads(proc.stdout)
+    assert model(report, "asr")["status"] == "complete", model(report, "asr")
+    return report
+
+
+def owned_kv(report: Dict[str, Any], concurrency: int) -> Dict[str, Any]:
+    kv = [c for c in caches(report, "asr", concurrency)
+          if {m["name"] for m in c.get("members", [])} == {"past_k_", "past_v_"}]
+    assert len(kv) == 1, caches(report, "asr", concurrency)
+    return kv[0]
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_plain_class_k_and_v_members_are_one_observed_cache_with_bytes_per_row(tmp_path, concurrency):
+    report = owned_confirm(tmp_path, [])
+    cache = owned_kv(report, concurrency)
+    assert cache["owner"] == "Decoder" and {m["owner"] for m in cache["members"]} == {"Decoder"}
+    assert cache["rows"] == concurrency and cache["positions"] == 16 and cache["layers"] == 4
+    assert cache["bytes_per_row"] == OWNED_KV_PER_ROW
+    # The last hidden state, 2-D, is a member of its own beside the K/V.
+    others = [[m["name"] for m in c.get("members", [])] for c in caches(report, "asr", concurrency)
+              if c is not cache and c["owner"] == "Decoder"]
+    assert others == [["last_hidden_"]], caches(report, "asr", concurrency)
+
+
+def test_plain_class_rows_above_its_declared_rows_are_rt004_on_its_members_cache(tmp_path):
+    report = owned_confirm(tmp_path, [])
+    rt004 = [r for r in report["runtime_findings"] if r["code"] == "RT004"]
+    assert len(rt004) == 1, report["runtime_findings"]
+    [drift] = rt004
+    assert drift["owner"] == "Decoder" and drift["evidence"]["concurrency"] == 4
+    assert drift["evidence"]["observed"]["rows"] == 4
+    assert drift["evidence"]["observed"]["bytes_per_row"] == OWNED_KV_PER_ROW
+    assert drift["evidence"]["declared"]["rows"] == 1 and drift["evidence"]["declared"]["name"] == "asr_decoder_kv"
+    # K and V together are the declared bytes per row: no drift of bytes, no second cache.
+    assert not [r for r in report["runtime_findings"]
+                if r["code"] == "RT002" and r["owner"] == "Decoder"], report["runtime_findings"]
+
+
+def test_finding_naming_the_member_matches_its_cache_after_an_edit_moved_its_line(tmp_path):
+    # The findings come from a revision edited since the plugin was built: the KV202 on past_v_
+    # now sits on the line where the built plugin allocates last_hidden_.
+    moved = line_of(OWNED_SOURCE, "last_hidden_ = torch::zeros")
+    finding = {"code": "KV202", "name": "unsupported-fixed-row-claim", "severity": "error",
+               "path": str(OWNED_SOURCE), "line": moved, "column": 3, "end_line": moved, "end_column": 40,
+               "owner": "Decoder", "member": "past_v_", "message": "per-stream K/V declared FIXED",
+               "fingerprint": "", "related": []}
+    report = owned_confirm(tmp_path, [finding])
+    [result] = [r for r in report["results"] if r["code"] == "KV202"]
+    assert result["verdict"] == "confirmed", result
+    observed = result["evidence"]["observed"]
+    assert observed["rows"] == 4 and observed["bytes_per_row"] == OWNED_KV_PER_ROW, result["evidence"]

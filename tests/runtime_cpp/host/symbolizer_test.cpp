@@ -28,3 +28,22 @@ TEST(HostSymbolizer, ModelFunctionsKeepTheirClass) {
   EXPECT_FALSE(host::is_library_function("build_cache(int)"));
   EXPECT_EQ(host::owner_of_function("build_cache(int)"), "");
 }
+
+// The object graph the host walks from the plugin's model for tensor members: owning smart pointers
+// to the model's classes and the model's classes held by value; library types are not followed.
+TEST(HostSymbolizer, OwningPointersAndValuesOfModelClassesAreEdges) {
+  const auto unique = host::object_edge("std::unique_ptr<asr::Decoder, std::default_delete<asr::Decoder> >");
+  ASSERT_TRUE(unique.has_value());
+  EXPECT_EQ(unique->pointee, "asr::Decoder");
+  EXPECT_TRUE(unique->by_pointer);
+  const auto shared = host::object_edge("std::shared_ptr<speech::Tier<2> >");
+  ASSERT_TRUE(shared.has_value());
+  EXPECT_EQ(shared->pointee, "speech::Tier<2>");
+  const auto value = host::object_edge("asr::DecoderState");
+  ASSERT_TRUE(value.has_value());
+  EXPECT_EQ(value->pointee, "asr::DecoderState");
+  EXPECT_FALSE(value->by_pointer);
+  EXPECT_FALSE(host::object_edge("std::unique_ptr<torch::jit::Module, std::default_delete<torch::jit::Module> >"));
+  EXPECT_FALSE(host::object_edge("std::vector<at::Tensor, std::allocator<at::Tensor> >"));
+  EXPECT_FALSE(host::object_edge("torch::nn::Linear"));
+}
