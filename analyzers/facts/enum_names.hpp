@@ -57,6 +57,11 @@ inline constexpr std::array<std::pair<ImplicitCacheSite::Kept, const char*>, 6> 
     {ImplicitCacheSite::Kept::Dropped, "dropped"},
     {ImplicitCacheSite::Kept::Unknown, "unknown"},
 }};
+inline constexpr std::array<std::pair<RawKvAccess::Kind, const char*>, 3> kRawKvAccessKinds{{
+    {RawKvAccess::Kind::Write, "write"},
+    {RawKvAccess::Kind::Read, "read"},
+    {RawKvAccess::Kind::Pass, "pass"},
+}};
 inline constexpr std::array<std::pair<CaptureSite::Kind, const char*>, 4> kCaptureKinds{{
     {CaptureSite::Kind::GraphContext, "graph_context"},
     {CaptureSite::Kind::CaptureBegin, "capture_begin"},
@@ -100,6 +105,9 @@ constexpr const auto& enum_table(ImplicitCacheSite::CalleeRoot) {
 }
 constexpr const auto& enum_table(ImplicitCacheSite::Kept) {
   return kKeptKinds;
+}
+constexpr const auto& enum_table(RawKvAccess::Kind) {
+  return kRawKvAccessKinds;
 }
 constexpr const auto& enum_table(CaptureSite::Kind) {
   return kCaptureKinds;

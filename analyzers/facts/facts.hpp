@@ -225,6 +225,16 @@ enum class Retention {
   ModuleGlobal,   // assigned at module level
 };
 
+// A use of raw K/V in one method of the class that keeps it: the first write, read and hand-on
+// in each method, so rules can tell which code (a captured call, say) writes or holds it.
+struct RawKvAccess {
+  enum class Kind { Write, Read, Pass };
+  Kind kind = Kind::Write;
+  std::string method;  // the owner class's method the use sits in
+  Location loc;
+  std::string by;  // "slice assignment", "`copy_`", "F.scaled_dot_product_attention", "handed to `kernel`"
+};
+
 // Why a kept tensor is read as attention K/V although no cache class built it (a raw pool, a
 // ring, per-request prefix K/V): what the code does with it. K and V kept apart in one method
 // with the same shape (`self.k_cache`, `self.v_cache`) are one store.
@@ -244,6 +254,8 @@ struct RawKv {
   std::vector<Expression> shape;
   std::optional<uint32_t> positions_axis;
   std::optional<uint32_t> rows_axis;
+  // Every method's first write, read and hand-on of it (written_at / read_at are the first).
+  std::vector<RawKvAccess> accesses;
 };
 
 struct CacheSite {

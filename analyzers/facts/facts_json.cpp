@@ -92,7 +92,17 @@ struct Writer {
             {"named_as_kv", k.named_as_kv},
             {"shape", std::move(shape)},
             {"positions_axis", k.positions_axis ? json(*k.positions_axis) : json(nullptr)},
-            {"rows_axis", k.rows_axis ? json(*k.rows_axis) : json(nullptr)}};
+            {"rows_axis", k.rows_axis ? json(*k.rows_axis) : json(nullptr)},
+            {"accesses", accesses(k.accesses)}};
+  }
+  json accesses(const std::vector<RawKvAccess>& list) const {
+    json a = json::array();
+    for (const auto& x : list)
+      a.push_back({{"kind", enum_name(x.kind, kRawKvAccessKinds)},
+                   {"method", x.method},
+                   {"loc", loc(x.loc)},
+                   {"by", x.by}});
+    return a;
   }
   json args(const std::vector<Argument>& list) const {
     json a = json::array();
@@ -443,6 +453,10 @@ FileFacts file_facts_from_json(const json& j) {
       for (const auto& e : k.at("shape")) raw.shape.push_back(r.expr(e));
       if (!k.at("positions_axis").is_null()) raw.positions_axis = k.at("positions_axis").get<uint32_t>();
       if (!k.at("rows_axis").is_null()) raw.rows_axis = k.at("rows_axis").get<uint32_t>();
+      for (const auto& x : k.at("accesses"))
+        raw.accesses.push_back({enum_value(x.at("kind"), kRawKvAccessKinds),
+                                x.at("method").get<std::string>(), r.loc(x.at("loc")),
+                                x.at("by").get<std::string>()});
       site.raw_kv = std::move(raw);
     }
     f.cache_sites.push_back(std::move(site));

@@ -20,7 +20,8 @@ namespace kvlint::facts {
 // 11: guards' given names, calls' passes (keywords and guards of each call into an object).
 // 12: cache sites' stores_existing (a value pushed into a K/V container, not constructed).
 // 13: cache sites' raw_kv (a kept tensor read as attention K/V).
-inline constexpr int kFactsJsonVersion = 13;
+// 14: raw_kv's accesses (each method's first write, read and hand-on).
+inline constexpr int kFactsJsonVersion = 14;
 
 nlohmann::json to_json(const FileFacts& facts);
 // Throws nlohmann::json::exception (or std::invalid_argument for an unknown

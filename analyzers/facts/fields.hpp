@@ -38,10 +38,14 @@ template <FactsStruct<Guard> T, class F>
 void fields(T& x, F&& f) {
   f(x.origin, x.negated, x.condition, x.self_attributes, x.parameters, x.calls, x.given);
 }
+template <FactsStruct<RawKvAccess> T, class F>
+void fields(T& x, F&& f) {
+  f(x.kind, x.method, x.loc, x.by);
+}
 template <FactsStruct<RawKv> T, class F>
 void fields(T& x, F&& f) {
   f(x.members, x.written_at, x.written_by, x.read_at, x.read_by, x.named_as_kv, x.shape, x.positions_axis,
-    x.rows_axis);
+    x.rows_axis, x.accesses);
 }
 template <FactsStruct<CacheSite> T, class F>
 void fields(T& x, F&& f) {

@@ -419,6 +419,14 @@ std::vector<ClassRef> Project::covered_classes() const {
     }
     level = std::move(next);
   }
+  // And the classes with sites built for a declaring module (coverage() asks built_for()).
+  std::set<const ClassFact*> declaring;
+  for (ClassRef c : declaring_classes()) declaring.insert(c.cls);
+  for (ClassRef c : classes_) {
+    if (wanted.count(c.cls) || !index_->cache_sites.count(c.cls)) continue;
+    for (ClassRef module : built_for(c))
+      if (declaring.count(module.cls)) wanted.insert(c.cls);
+  }
   std::vector<ClassRef> out;
   for (ClassRef c : classes_)
     if (wanted.count(c.cls)) out.push_back(c);
@@ -573,6 +581,30 @@ std::vector<Cover> Project::coverage(ClassRef cls) const {
         }
       }
       if (visited.insert(h.holder.cls).second) queue.push_back({h.holder, depth + 1});
+    }
+    for (ClassRef module : built_for(cur))
+      for (const Cover& c : inherited_declarations(module))
+        if (!c.declaration->specs.empty())
+          out.push_back(Cover{Cover::How::DeclaredByBuiltFor, c.file, c.declaration, c.declarer, nullptr});
+  }
+  return out;
+}
+
+std::vector<ClassRef> Project::built_for(ClassRef cls) const {
+  std::vector<ClassRef> out;
+  for (const Built& b : constructions_of(cls)) {
+    const Construction& c = *b.construction;
+    const CodeRef code = code_at(*b.file, c.owner_class, c.method);
+    for (const Argument& a : c.args) {
+      const std::string& text = a.value.text;
+      ClassRef module;
+      if (text.starts_with("self.") && text.find('.', 5) == std::string::npos) {
+        if (b.by) module = attribute_class(b.by, std::string_view(text).substr(5));
+      } else if (code && text != "self" && a.value.names.size() == 1 && a.value.names.front() == text) {
+        module = parameter_class(code, text);  // a parameter: what the callers hand it
+      }
+      if (module && module != cls && std::find(out.begin(), out.end(), module) == out.end())
+        out.push_back(module);
     }
   }
   return out;
@@ -861,6 +893,22 @@ std::vector<KvWrite> Project::kv_writes_in(CodeRef code) const {
       w.loc = s.loc;
       out.push_back(std::move(w));
     }
+  // Raw K/V the class keeps, written (else read, else handed on) here; allocated here, it is above.
+  for (const auto& s : code.file->cache_sites) {
+    if (!s.raw_kv || s.owner_class != owner || !code.cls || here(s.owner_class, s.method)) continue;
+    const RawKvAccess* use = nullptr;
+    for (const RawKvAccess& a : s.raw_kv->accesses)
+      if (a.method == name && (!use || static_cast<int>(a.kind) < static_cast<int>(use->kind))) use = &a;
+    if (!use) continue;
+    KvWrite w;
+    w.kind = KvWrite::Kind::RawKv;
+    w.cache_site = &s;
+    w.callee = use->by;
+    w.reads_only = use->kind == RawKvAccess::Kind::Read;
+    w.raw_access = use;
+    w.loc = use->loc;
+    out.push_back(std::move(w));
+  }
   for (const auto& call : code.method->calls) {
     if (!call.writes_kv) continue;
     const bool reported =

@@ -32,6 +32,10 @@ struct Cover {
     Inherited,          // from a base class
     ForwardedByHolder,  // a holder forwards: return self.<attr>.model_local_kv_specs()
     DeclaredByHolder,   // a holder (transitively) declares specs itself
+    // The class (or a holder of it) is built for a module that declares specs: the module is
+    // handed to its constructor or factory (`StreamingAudioKVCache.for_encoder(encoder)`),
+    // which sizes it from that module; no hop.
+    DeclaredByBuiltFor,
   };
   How how = How::Own;
   const FileFacts* file = nullptr;
@@ -74,15 +78,17 @@ struct KvWrite {
     BuildsCache,    // constructs a cache object (not one built only when its caller asks)
     ImplicitCache,  // calls a model with `use_cache=True` and no cache: transformers builds one
     WritesCache,    // a call that passes `use_cache=True` or a cache the object keeps
+    RawKv,          // writes, reads or hands on raw K/V its class keeps (cache_site's raw_kv)
   };
   Kind kind = Kind::BuildsCache;
   CodeRef where;    // the method it sits in (empty `method` for code directly in a capture body)
   ClassRef holder;  // the class whose code it is
   Location loc;
-  const CacheSite* cache_site = nullptr;        // BuildsCache
+  const CacheSite* cache_site = nullptr;        // BuildsCache; RawKv: the kept tensors' allocation
   const ImplicitCacheSite* implicit = nullptr;  // ImplicitCache
-  std::string callee;                           // ImplicitCache / WritesCache: the call as written
-  bool reads_only = false;                      // WritesCache: the call only reads the cache
+  std::string callee;                       // ImplicitCache / WritesCache: the call as written; RawKv: how
+  bool reads_only = false;                  // WritesCache / RawKv: the code only reads the K/V
+  const RawKvAccess* raw_access = nullptr;  // RawKv: the use
   std::string entry;  // the captured call it was reached through ("model.step"); empty when direct
   // The entry call's receiver was a parameter of the capturing function (`model` in
   // `Graph.capture(cls, model, ...)`), resolved to this class.
@@ -202,8 +208,14 @@ class Project {
   // Not part of holders() or coverage(): the holder did not build it.
   std::vector<Holder> parameter_holders(ClassRef cls) const;
   // Every declaration covering `cls`: own, inherited, forwarded by a holder
-  // through the hop's attribute, or declared by a holder (transitively, bounded).
+  // through the hop's attribute, declared by a holder (transitively, bounded), or declared by a
+  // module `cls` (or a holder) is built for (built_for).
   std::vector<Cover> coverage(ClassRef cls) const;
+  // The project classes an instance of `cls` is built for: an argument of a construction of
+  // `cls` (`Cls(...)`, `Cls.factory(...)`) that is a parameter or a `self.<attr>` whose class is
+  // known (`StreamingAudioKVCache.for_encoder(encoder, ...)` in a function its callers hand
+  // `self.apm`): the module whose K/V the object stores, built by code that is not that module.
+  std::vector<ClassRef> built_for(ClassRef cls) const;
 
   // Classes reached from `cls` through ownership hops, or attributes set from a parameter
   // whose class is known (`self.decoder = decoder`), transitively, `cls` included.

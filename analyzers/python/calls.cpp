@@ -376,6 +376,18 @@ void FileWalker::on_implicit_candidate(TSNode call, TSNode fn) {
   if (!occurs_within(use_cache_at_, kUseCache.size(), args) && !contains(text(args), "**")) return;
   const CacheKeywords k = cache_keywords(call);
   if (!k.use_cache || sym(*k.use_cache) != Sym::True) return;
+  // A call that hands the callee its convolution padding state (`padding_cache=`: VibeVoice's
+  // acoustic tokenizer, transformers' VibeVoiceAcousticTokenizerModel) asks for that state with
+  // `use_cache=True`; no attention cache is built behind it.
+  bool passes_conv_state = false;
+  each_named_child(args, [&](TSNode a) {
+    if (sym(a) == Sym::KeywordArgument) {
+      const std::string_view name = text(field(a, g_.f_name));
+      passes_conv_state = passes_conv_state || name == "padding_cache" || name == "conv_cache";
+    }
+    return true;
+  });
+  if (passes_conv_state) return;
   facts::ImplicitCacheSite site;
   site.owner_class = owner_name();
   site.method = method_name();

@@ -448,16 +448,30 @@ void FileWalker::on_assignment(TSNode node) {
     c.value = make_expr(right);
     out_.constants.push_back(std::move(c));
   }
+  // `self.<target> = value`, as a fact.
+  auto record_attribute = [&](TSNode target, TSNode value) {
+    facts::AttributeAssignment a;
+    a.owner_class = owner_name();
+    a.method = method_name();
+    a.attribute = std::string(text(field(target, g_.f_attribute)));
+    a.value = make_expr(value);
+    a.loc = loc(node);
+    out_.attribute_assignments.push_back(std::move(a));
+  };
   if (plain && is_self_attribute(left) && f && f->class_state >= 0) {
     on_hop_candidate(left, right);
-    if (func && sym(right) != Sym::Assignment) {
-      facts::AttributeAssignment a;
-      a.owner_class = owner_name();
-      a.method = method_name();
-      a.attribute = std::string(text(field(left, g_.f_attribute)));
-      a.value = make_expr(right);
-      a.loc = loc(node);
-      out_.attribute_assignments.push_back(std::move(a));
+    if (func && sym(right) != Sym::Assignment) record_attribute(left, right);
+  }
+  // `self.encoder, self.pooler = encoder, pooler`: each parameter kept on self, as one
+  // `self.encoder = encoder` each (what a parameter's class is read back from).
+  if (plain && func && f && f->class_state >= 0 && sym(right) == Sym::ExpressionList &&
+      ts_node_named_child_count(left) >= 2 &&
+      ts_node_named_child_count(left) == ts_node_named_child_count(right)) {
+    for (uint32_t i = 0; i < ts_node_named_child_count(left); ++i) {
+      TSNode target = named_child(left, i);
+      TSNode value = unwrap_parens(named_child(right, i));
+      if (is_self_attribute(target) && sym(value) == Sym::Identifier && is_param(text(value)))
+        record_attribute(target, value);
     }
   }
   // `decoder._graph_wrapper = self`: the class hands itself to another object.

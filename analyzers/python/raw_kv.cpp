@@ -171,9 +171,11 @@ std::string FileWalker::kept_member(TSNode n, int depth) {
 void FileWalker::note_raw_kv_use(ClassState& cls, std::string member, RawKvUse::Kind kind, TSNode at,
                                  std::string what) {
   auto& uses = cls.raw_kv_uses[std::move(member)];
+  std::string method = method_name();
   for (const auto& u : uses)
-    if (u.kind == kind) return;  // the first of each kind is evidence enough
-  uses.push_back({kind, loc(at), std::move(what)});
+    if (u.kind == kind && u.method == method)
+      return;  // the first of each kind in a method is evidence enough
+  uses.push_back({kind, loc(at), std::move(what), std::move(method)});
 }
 
 // A call: an allocation that may be kept, or a use of a kept tensor.
@@ -219,11 +221,18 @@ void FileWalker::on_raw_kv_call(TSNode call, TSNode fn) {
     if (sym(a) != Sym::KeywordArgument) ++position;
     std::string m = kept_member(value);
     if (m.empty()) return true;
-    if (attention || matmul)
-      note_raw_kv_use(*cls, std::move(m), RawKvUse::Kind::Read, call, strip_spaces(text(fn)));
-    else
-      note_raw_kv_use(*cls, std::move(m), RawKvUse::Kind::Pass, call,
-                      "handed to `" + strip_spaces(text(fn)) + "`");
+    const RawKvUse::Kind kind = attention || matmul ? RawKvUse::Kind::Read : RawKvUse::Kind::Pass;
+    const std::string what =
+        kind == RawKvUse::Kind::Read ? strip_spaces(text(fn)) : "handed to `" + strip_spaces(text(fn)) + "`";
+    // `L["k_ring"]` out of a container of dicts: also under its key, so the dict's K/V is told
+    // from the weights beside it (`L["ln1"]` handed to a norm kernel).
+    std::string key;
+    if (TSNode v = unwrap_parens(value); sym(v) == Sym::Subscript) {
+      TSNode k = unwrap_parens(field(v, g_.f_subscript));
+      if (!ts_node_is_null(k) && sym(k) == Sym::String && decode_string(k, key) && !key.empty())
+        note_raw_kv_use(*cls, m + "[\"" + key + "\"]", kind, call, what);
+    }
+    note_raw_kv_use(*cls, std::move(m), kind, call, what);
     return true;
   });
 }
@@ -559,13 +568,21 @@ void FileWalker::finish_class_raw_kv(ClassState& cls) {
     if (a.integer_dtype) continue;  // lengths, offsets, tables: K/V is floating point
     const std::string_view name = a.key.empty() ? std::string_view(a.member) : std::string_view(a.key);
     if (says_not_kv(name) || (!a.key.empty() && says_not_kv(a.member))) continue;
-    const auto found = cls.raw_kv_uses.find(a.member);
+    // Kept under a key of dicts in a container (`layers["k_ring"]`): the uses under that key
+    // when there are any, else those of the container.
+    auto found = cls.raw_kv_uses.end();
+    if (!a.key.empty()) found = cls.raw_kv_uses.find(a.member + "[\"" + a.key + "\"]");
+    if (found == cls.raw_kv_uses.end()) found = cls.raw_kv_uses.find(a.member);
     if (found == cls.raw_kv_uses.end()) continue;
     const RawKvUse* write = nullptr;
     const RawKvUse* read = nullptr;
     const RawKvUse* pass = nullptr;
-    for (const RawKvUse& u : found->second)
-      (u.kind == RawKvUse::Kind::Write ? write : u.kind == RawKvUse::Kind::Read ? read : pass) = &u;
+    for (const RawKvUse& u : found->second) {
+      const RawKvUse*& first = u.kind == RawKvUse::Kind::Write  ? write
+                               : u.kind == RawKvUse::Kind::Read ? read
+                                                                : pass;
+      if (!first) first = &u;
+    }
     const bool named = says_kv(name) || says_kv(a.member) || class_says_kv;
     if (!read && !(named && (write || pass))) continue;
     facts::RawKv evidence;
@@ -581,6 +598,11 @@ void FileWalker::finish_class_raw_kv(ClassState& cls) {
       evidence.read_at = read->loc;
       evidence.read_by = read->what;
     }
+    for (const RawKvUse& u : found->second)
+      evidence.accesses.push_back({u.kind == RawKvUse::Kind::Write  ? facts::RawKvAccess::Kind::Write
+                                   : u.kind == RawKvUse::Kind::Read ? facts::RawKvAccess::Kind::Read
+                                                                    : facts::RawKvAccess::Kind::Pass,
+                                   u.method, u.loc, u.what});
     evidence.shape = a.shape;
     for (std::size_t d = 0; d < a.shape.size(); ++d) {
       const auto& e = a.shape[d];
@@ -611,8 +633,11 @@ void FileWalker::finish_class_raw_kv(ClassState& cls) {
     if (same == stores.end())
       stores.push_back({&a, {a.member}, {std::move(shown)}});
     else {
-      if (std::find(same->members.begin(), same->members.end(), a.member) == same->members.end())
+      if (std::find(same->members.begin(), same->members.end(), a.member) == same->members.end()) {
         same->members.push_back(a.member);
+        auto& accesses = same->first->site.raw_kv->accesses;  // the other attribute's uses too
+        accesses.insert(accesses.end(), a.site.raw_kv->accesses.begin(), a.site.raw_kv->accesses.end());
+      }
       if (std::find(same->shown.begin(), same->shown.end(), shown) == same->shown.end())
         same->shown.push_back(std::move(shown));
     }

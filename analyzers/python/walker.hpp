@@ -137,6 +137,7 @@ struct ClassState {
     enum class Kind { Write, Read, Pass } kind;
     Location loc;
     std::string what;
+    std::string method;  // the class's method it sits in
   };
   std::unordered_map<std::string, std::vector<RawKvUse>> raw_kv_uses;
 };

@@ -53,10 +53,8 @@ std::string quoted(std::string_view text) {
 std::string describe_construction(const facts::CacheSite& site, std::string_view verb) {
   if (site.raw_kv) {
     // What was seen, not a class: the tensors and how they were allocated.
-    std::string members;
-    for (const auto& m : site.raw_kv->members) members += (members.empty() ? "`" : "/`") + m + "`";
     return fmt::format("allocates raw K/V tensor{} {} with `{}`", site.raw_kv->members.size() == 1 ? "" : "s",
-                       members, site.written);
+                       raw_kv_members(*site.raw_kv), site.written);
   }
   if (!site.stores_existing) return fmt::format("{} a `{}`", verb, site.cache_class);
   const char first = site.cache_class.empty() ? 'x' : site.cache_class.front();
@@ -77,6 +75,25 @@ std::string describe_raw_kv_use(const facts::RawKv& kv) {
     uses += fmt::format("{}read as K/V by `{}` at line {}", uses.empty() ? "" : ", ", kv.read_by,
                         kv.read_at->line);
   return uses;
+}
+
+std::string raw_kv_members(const facts::RawKv& kv) {
+  std::string members;
+  for (const auto& m : kv.members) members += (members.empty() ? "`" : "/`") + m + "`";
+  return members;
+}
+
+std::string describe_raw_kv_access(const facts::RawKv& kv, const facts::RawKvAccess& access) {
+  using K = facts::RawKvAccess::Kind;
+  switch (access.kind) {
+    case K::Write:
+      return fmt::format("writes raw K/V {} by {}", raw_kv_members(kv), access.by);
+    case K::Read:
+      return fmt::format("reads raw K/V {} with `{}`", raw_kv_members(kv), access.by);
+    case K::Pass:
+      break;
+  }
+  return fmt::format("hands raw K/V {} on ({})", raw_kv_members(kv), access.by);
 }
 
 bool kept_by_the_model(const facts::Project& project, facts::ClassRef owner, int depth) {

@@ -31,6 +31,12 @@ class Spelling;
 std::string describe_retention(const facts::CacheSite& site, const Spelling& spelling);
 // Raw K/V: how the code used it as K/V ("written as K/V by slice assignment at line 26, ...").
 std::string describe_raw_kv_use(const facts::RawKv& kv);
+// Its attributes as a message names them: "`keys`/`values`", "`layers[\"k_ring\"]`".
+std::string raw_kv_members(const facts::RawKv& kv);
+// One method's use of it, as a clause: "writes raw K/V `keys`/`values` by slice assignment",
+// "reads raw K/V `k_cache` with `F.scaled_dot_product_attention`", "hands raw K/V `kv` on
+// (handed to `kernel`)".
+std::string describe_raw_kv_access(const facts::RawKv& kv, const facts::RawKvAccess& access);
 // Whether raw K/V kept by `owner` is the model's: `owner` is (or may be) a module, or something
 // that may be the model's holds or builds it (a module, a module-level function, a class the
 // model holds or builds in turn; bounded), or nothing known does. A class that only other

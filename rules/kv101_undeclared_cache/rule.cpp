@@ -19,7 +19,9 @@ Reports every place a class constructs a `transformers` cache object (`DynamicCa
 import alias) when no `model_local_kv_specs()` declaration covers that class: not its
 own, not one inherited from a base class (in any file), and not one reached from a
 module that holds it (a holder that forwards with `self.<attr>.model_local_kv_specs()`
-or declares specs itself). A forward to a class that has no `model_local_kv_specs()` of
+or declares specs itself), and not one of a module it is built for: a module handed to its
+constructor or factory (`SessionKVCache.for_encoder(encoder)` in a function the model calls
+with `self.apm`), whose K/V the object stores for sessions or requests the module does not keep. A forward to a class that has no `model_local_kv_specs()` of
 its own (and no base outside the project that could supply one) covers nothing.
 
 A cache that lives only for one call still counts: it is per-invocation memory that

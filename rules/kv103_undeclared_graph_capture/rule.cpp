@@ -23,7 +23,9 @@ Reports a CUDA-graph capture (`with torch.cuda.graph(...)`, `CUDAGraph().capture
 capture body, or a method or function it calls (followed through `self.` calls, held
 modules, and parameters whose class is known from an annotation or from the callers),
 builds a cache object, calls a model with `use_cache=True`, or hands it a cache the object
-keeps (`past_key_values=self._cache`) -- when no declaration covering the capturing class,
+keeps (`past_key_values=self._cache`), or writes, reads or hands on raw K/V a class keeps
+(plain tensors, see KV101: `self.keys[i, n:] = k` or `F.scaled_dot_product_attention(q,
+self.keys[i], ...)` in a captured method) -- when no declaration covering the capturing class,
 the classes whose code writes the cache, or the class that keeps the graphs has a
 graph-pool spec.
 
@@ -198,6 +200,9 @@ class Check final : public Rule {
         what = w.callee.empty() ? std::string("writes a cache")
                                 : fmt::format("{} a cache through `{}`", w.reads_only ? "reads" : "writes",
                                               spelling.code(w.callee));
+        break;
+      case facts::KvWrite::Kind::RawKv:
+        what = rules::describe_raw_kv_access(*w.cache_site->raw_kv, *w.raw_access);
         break;
     }
     const std::string method = w.where ? w.where.method->name : std::string();

@@ -79,11 +79,20 @@ class Check final : public Rule {
     return false;
   }
 
-  // The class, or a subclass that inherits the declaration, holds a cache somewhere.
+  // The class, or a subclass that inherits the declaration, holds a cache somewhere, or a class
+  // with a cache is built for it (`StreamingAudioKVCache.for_encoder(encoder)`: the encoder's
+  // declaration covers the session buffers other code keeps).
   static bool backs_a_cache(const facts::Project& project, facts::ClassRef owner) {
     if (closure_has_cache(project, owner)) return true;
-    for (facts::ClassRef c : project.descendants(owner))
+    std::vector<facts::ClassRef> lineage = project.descendants(owner);
+    for (facts::ClassRef c : lineage)
       if (closure_has_cache(project, c)) return true;
+    lineage.push_back(owner);
+    for (const auto& file : project.files())
+      for (const auto& site : file.cache_sites)
+        if (facts::ClassRef cls = project.class_of(file, site.owner_class))
+          for (facts::ClassRef module : project.built_for(cls))
+            if (std::find(lineage.begin(), lineage.end(), module) != lineage.end()) return true;
     return false;
   }
 

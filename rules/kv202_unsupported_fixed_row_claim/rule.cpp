@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "rules/common/rule_support.hpp"
 #include "rules/common/spec_support.hpp"
 #include "rules/common/spelling.hpp"
 
@@ -27,7 +28,11 @@ spec says `rows=RowDriver.FIXED` while the code says the cache is per request:
   id/uid that no other noun qualifies -- `layer_id`, `bucket_id`, `speaker_id` are not requests);
 - its batch dimension is sized from the input (`max_batch_size=input_ids.shape[0]`,
   `batch_size=len(requests)`);
-- it is built inside a loop over requests, or in a method that iterates its requests.
+- it is built inside a loop over requests, or in a method that iterates its requests;
+- it is raw K/V (plain tensors, see KV101) whose rows axis is one slot per sequence: the
+  dimension the shape gives the rows reads `max_num_seqs` or names slots
+  (`torch.zeros(num_slots, RING, qd)` with `num_slots = scheduler_config.max_num_seqs`).
+  Raw K/V kept per request id is per request as above.
 The finding quotes the evidence and its line.
 
 Stays silent for:
@@ -146,6 +151,23 @@ class Check final : public Rule {
                               fmt::format("keeps one cache per `{}` in `{}` (line {})", key.text,
                                           spelling.code(site.retained_as), site.loc.line),
                               "cache kept per request here"});
+        }
+      }
+
+      // Raw K/V whose rows axis is one slot per sequence: `torch.zeros(num_slots, RING, qd)` with
+      // `num_slots` from `max_num_seqs`.
+      if (site.raw_kv && site.raw_kv->rows_axis && *site.raw_kv->rows_axis < site.raw_kv->shape.size()) {
+        const facts::Expression& rows = site.raw_kv->shape[*site.raw_kv->rows_axis];
+        if (rules::mentions(rows, "max_num_seqs") || rules::mentions(rows, "num_seqs") ||
+            rules::mentions(rows, "slot")) {
+          const std::string via =
+              rows.alias_of.empty() ? std::string() : fmt::format(" (`{}`)", rows.alias_of);
+          evidence.push_back(
+              {rows.loc.line ? rows.loc : site.loc,
+               fmt::format("allocates raw K/V {} with one row per sequence slot, `{}`{} (line {})",
+                           rules::raw_kv_members(*site.raw_kv), rows.text, via,
+                           rows.loc.line ? rows.loc.line : site.loc.line),
+               "one row per sequence slot here"});
         }
       }
 

@@ -103,6 +103,9 @@ class Check final : public Rule {
       const facts::Declaration* decl = nullptr;
       for (const auto& cover : project.coverage(owner)) {
         if (cover.declaration->specs.empty()) continue;
+        // A module the object is built for cannot see the object's state (its lazy growth):
+        // whether the object exists is up to the code that builds it, not a mode to declare on.
+        if (cover.how == facts::Cover::How::DeclaredByBuiltFor) continue;
         if (is_conditional(*cover.declaration)) return;
         if (!decl) decl = cover.declaration;
       }

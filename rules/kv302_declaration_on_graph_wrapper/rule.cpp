@@ -100,7 +100,8 @@ class Check final : public Rule {
       if (covers.empty()) continue;
       const facts::OwnershipHop* attached = nullptr;
       bool only_wrappers = std::all_of(covers.begin(), covers.end(), [&](const facts::Cover& c) {
-        if (c.how == facts::Cover::How::DeclaredByHolder || c.how == facts::Cover::How::ForwardedByHolder)
+        if (c.how == facts::Cover::How::DeclaredByHolder || c.how == facts::Cover::How::ForwardedByHolder ||
+            c.how == facts::Cover::How::DeclaredByBuiltFor)
           return rules::is_graph_wrapper(project, c.declarer);
         const facts::OwnershipHop* hop = forwards_only_to_attached_wrapper(project, c);
         if (hop && !attached) attached = hop;

@@ -22,8 +22,8 @@ constexpr RuleInfo kInfo{
     R"doc(## What it does
 Reports a CUDA-graph capture (`with torch.cuda.graph(...)`, `capture_begin()`,
 `make_graphed_callables`) that retains model-local KV -- the captured code builds or writes
-a cache, followed through the methods, held modules and functions it calls in the analysed
-tree (what KV103 is about) -- when nothing on the way to it is derived from
+a cache, or writes or reads raw K/V tensors a class keeps, followed through the methods, held
+modules and functions it calls in the analysed tree (what KV103 is about) -- when nothing on the way to it is derived from
 `enforce_eager` (any name containing "eager"). Captures of code that holds no attention
 KV (vocoders, DiT / flow-matching steps, samplers, MLPs) are not this protocol's concern.
 

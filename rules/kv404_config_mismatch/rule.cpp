@@ -78,6 +78,8 @@ class Check final : public Rule {
         continue;
       if (match.how == facts::Cover::How::DeclaredByHolder && !built_from->value.text.starts_with("self."))
         continue;
+      // Built for a module that declares: the module's `self.config` is not the site's.
+      if (match.how == facts::Cover::How::DeclaredByBuiltFor) continue;
       std::string spec_tail = last_component(*spec.config);
       std::string site_tail = last_component(built_from->value);
       if (spec_tail.empty() || site_tail.empty() || spec_tail == site_tail) continue;
