@@ -41,6 +41,20 @@ def helper(obj):
   EXPECT_EQ(f.attribute_assignments[2].value.literal, facts::LiteralKind::Bool);
 }
 
+TEST(FrontendAttributeAssignments, ParametersKeptByOneTupleAssignmentAreEachRecorded) {
+  const auto f = analyze(R"PY(from torch import nn
+class GraphEncoder:
+    def __init__(self, encoder: nn.Module, projection, *, page_positions=250):
+        self.encoder, self.projection, self.page_positions, self.count = encoder, projection, page_positions, 0
+)PY");
+  ASSERT_EQ(f.attribute_assignments.size(), 3u);
+  EXPECT_EQ(f.attribute_assignments[0].attribute, "encoder");
+  EXPECT_EQ(f.attribute_assignments[0].value.text, "encoder");
+  EXPECT_EQ(f.attribute_assignments[1].attribute, "projection");
+  EXPECT_EQ(f.attribute_assignments[2].attribute, "page_positions");
+  EXPECT_EQ(f.attribute_assignments[2].loc.line, 4u);
+}
+
 TEST(FrontendAttributeAssignments, SurviveTheJsonRoundTrip) {
   const auto f = analyze(R"PY(class Runner:
     def __init__(self, cfg):

@@ -2,6 +2,8 @@
 // cache sites of class "Tensor" with facts::RawKv evidence; look-alikes do not.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "tests/frontend/frontend_test_support.hpp"
 
 namespace kvlint::frontend_test {
@@ -34,6 +36,36 @@ class Decoder:
   ASSERT_EQ(site.raw_kv->shape.size(), 5u);
   EXPECT_EQ(site.raw_kv->rows_axis, 1u);
   EXPECT_EQ(site.raw_kv->positions_axis, 3u);
+}
+
+TEST(FrontendRawKv, EachMethodsFirstWriteReadAndHandOnAreAccesses) {
+  const auto f = analyze(R"PY(import torch
+import torch.nn.functional as F
+class Chunk:
+    def prefill(self, shape, k, v):
+        self.keys = torch.empty(shape)
+        self.values = torch.empty(shape)
+        self.keys[0, :4] = k
+        self.keys[1, :4] = k
+        self.values[0, :4] = v
+    def velocity(self, q, k, v):
+        self.keys[0, 4:] = k
+        h = F.scaled_dot_product_attention(q, self.keys[0], self.values[0])
+        return kernel(h, self.values)
+)PY");
+  ASSERT_EQ(f.cache_sites.size(), 1u);
+  ASSERT_TRUE(f.cache_sites[0].raw_kv);
+  using K = facts::RawKvAccess::Kind;
+  std::vector<std::tuple<K, std::string, uint32_t>> got;
+  for (const auto& a : f.cache_sites[0].raw_kv->accesses) got.emplace_back(a.kind, a.method, a.loc.line);
+  // `keys` then `values` (one store): the first of each kind in each method.
+  EXPECT_EQ(got, (std::vector<std::tuple<K, std::string, uint32_t>>{{K::Write, "prefill", 7},
+                                                                    {K::Write, "velocity", 11},
+                                                                    {K::Read, "velocity", 12},
+                                                                    {K::Write, "prefill", 9},
+                                                                    {K::Read, "velocity", 12},
+                                                                    {K::Pass, "velocity", 13}}));
+  EXPECT_EQ(f.cache_sites[0].raw_kv->written_at->line, 7u);  // still the first write
 }
 
 TEST(FrontendRawKv, ALocalAllocationStoredLaterAndReadByAttentionThroughALocal) {
