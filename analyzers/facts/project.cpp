@@ -106,6 +106,9 @@ struct Project::Index {
   // the first query, which only the enforce_eager rules make.
   std::once_flag method_calls_built;
   std::unordered_map<std::string_view, std::vector<std::pair<CodeRef, const CallFact*>>> method_calls;
+  // built_for's answers: coverage() asks it of every class on its holder walk, once per rule.
+  std::mutex built_for_mutex;
+  std::unordered_map<const ClassFact*, std::vector<ClassRef>> built_for;
 };
 
 namespace {
@@ -423,7 +426,7 @@ std::vector<ClassRef> Project::covered_classes() const {
   std::set<const ClassFact*> declaring;
   for (ClassRef c : declaring_classes()) declaring.insert(c.cls);
   for (ClassRef c : classes_) {
-    if (wanted.count(c.cls) || !index_->cache_sites.count(c.cls)) continue;
+    if (wanted.count(c.cls) || !index_->cache_sites.count(c.cls) || is_module(c) != Tristate::No) continue;
     for (ClassRef module : built_for(c))
       if (declaring.count(module.cls)) wanted.insert(c.cls);
   }
@@ -582,6 +585,8 @@ std::vector<Cover> Project::coverage(ClassRef cls) const {
       }
       if (visited.insert(h.holder.cls).second) queue.push_back({h.holder, depth + 1});
     }
+    // A plain object built for a module (a session's buffer); a module is its holders' part.
+    if (is_module(cur) != Tristate::No) continue;
     for (ClassRef module : built_for(cur))
       for (const Cover& c : inherited_declarations(module))
         if (!c.declaration->specs.empty())
@@ -591,6 +596,13 @@ std::vector<Cover> Project::coverage(ClassRef cls) const {
 }
 
 std::vector<ClassRef> Project::built_for(ClassRef cls) const {
+  {
+    const std::lock_guard lock(index_->built_for_mutex);
+    if (auto it = index_->built_for.find(cls.cls); it != index_->built_for.end()) {
+      if (demand_) demand_->built(cls.cls->name);  // what the first answer recorded, again
+      return it->second;
+    }
+  }
   std::vector<ClassRef> out;
   for (const Built& b : constructions_of(cls)) {
     const Construction& c = *b.construction;
@@ -607,6 +619,8 @@ std::vector<ClassRef> Project::built_for(ClassRef cls) const {
         out.push_back(module);
     }
   }
+  const std::lock_guard lock(index_->built_for_mutex);
+  index_->built_for.emplace(cls.cls, out);
   return out;
 }
 
