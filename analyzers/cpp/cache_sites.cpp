@@ -24,6 +24,7 @@ bool is_cache_class_name(const Context& cx, std::string_view name) {
 }
 
 bool is_tensor_allocator(const Context& cx, const std::string& name) {
+  if (name.starts_with("ggml_new_tensor")) return true;  // ggml's tensors (chatglm.cpp, whisper.cpp)
   if (!name.starts_with("torch::") && !name.starts_with("at::")) return false;
   const auto& allocators = cx.vocabulary.cpp.tensor_allocators;
   return std::find(allocators.begin(), allocators.end(), last_component(name)) != allocators.end();
@@ -164,7 +165,7 @@ DynTypedNode carrier_parent(const Context& cx, DynTypedNode node, DynTypedNode& 
     DynTypedNode parent = parents[0];
     const Stmt* s = parent.get<Stmt>();
     if (s && (isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, ExprWithCleanups,
-                  ParenExpr, CXXFunctionalCastExpr>(s) ||
+                  ParenExpr, CXXFunctionalCastExpr, ExplicitCastExpr, ConditionalOperator>(s) ||
               (isa<CXXConstructExpr>(s) && cast<CXXConstructExpr>(s)->getNumArgs() == 1) || is_std_move(s))) {
       child = parent;
       node = parent;
@@ -464,6 +465,34 @@ void recover_dropped_assignments(Context& cx, const FunctionDecl& function) {
   }
 }
 
+// Raw device memory kept as K/V: `cudaMalloc(&k_cache_, bytes)`, or a wrapper's result stored in
+// a K/V member (`k_cache_ = (half*)pool_->allocate(bytes)`); the member's type is the site's class.
+template <typename DestinationOf>
+bool device_allocation_site(Context& cx, const FunctionDecl& function, const CallExpr* call,
+                            const DestinationOf& destination) {
+  const CXXRecordDecl* owner = owner_of(&function);
+  Destination where;
+  if (std::string member = device_allocated_member(cx, call, nullptr); !member.empty()) {
+    where.retention = facts::Retention::SelfAttribute;
+    where.member = member;
+    where.retained_as = "self." + member;
+    where.kv = is_kv_member(cx, member, owner);
+  } else if (is_allocating_wrapper(cx, call)) {
+    where = destination(call);
+  } else {
+    return false;
+  }
+  if (where.member.empty() || !where.kv) return true;
+  std::string kept = "void*";
+  if (owner && owner->getDefinition())
+    for (const FieldDecl* field : owner->getDefinition()->fields())
+      if (field->getName() == where.member) kept = stored_type(cx, field->getType());
+  facts::CacheSite site = make_site(cx, &function, call, kept, qualified_callee(cx, call), where);
+  add_arguments(cx, call, call->getDirectCallee(), site);
+  cx.out.cache_sites.push_back(std::move(site));
+  return true;
+}
+
 }  // namespace
 
 bool allocates_kv(const Context& cx, const CallExpr* call) {
@@ -514,9 +543,13 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
   // A member initializer's value is stored in its member; Clang's parent map does not lead
   // from the value to the initializer, so that destination is given.
   const Expr* initializer_value = nullptr;
+  const ConditionalOperator* initializer_choice = nullptr;  // `k_cache(use_cache ? alloc(...) : nullptr)`
   Destination initializer_member;
   auto destination = [&](const Stmt* s) {
-    return s == initializer_value ? initializer_member : destination_of(cx, s);
+    const bool initializer =
+        s == initializer_value || (initializer_choice && (s == strip(initializer_choice->getTrueExpr()) ||
+                                                          s == strip(initializer_choice->getFalseExpr())));
+    return initializer ? initializer_member : destination_of(cx, s);
   };
   // `kv_cache_[id] = std::move(stream)`, `kv_cache_[id].key_cache = k`: a map of K/V gains an
   // entry per key (an allocation stored that way is its own site).
@@ -599,6 +632,7 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
         cx.out.cache_sites.push_back(std::move(site));
         return;
       }
+      if (device_allocation_site(cx, function, call, destination)) return;
       if (constructor) return;
       // Growth in a step method: the container gains an element per step (or per request).
       const std::string callee = callee_of(cx, call);
@@ -649,6 +683,7 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
     for (const CXXCtorInitializer* init : ctor->inits()) {
       if (!init->isWritten() || !init->getInit()) continue;
       initializer_value = strip(init->getInit());
+      initializer_choice = dyn_cast<ConditionalOperator>(initializer_value);
       initializer_member = Destination{};
       if (init->getMember()) {
         initializer_member.retention = facts::Retention::SelfAttribute;
@@ -658,6 +693,7 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
       }
       scan(init->getInit());
       initializer_value = nullptr;
+      initializer_choice = nullptr;
     }
   recover_dropped_assignments(cx, function);
   extract_forward_kv_sites(cx, function);

@@ -667,6 +667,46 @@ namespace py = pybind11;
 #endif
 )cpp";
 
+// ggml (llama.cpp, whisper.cpp, chatglm.cpp): its tensor and context types and the calls that make
+// and view tensors, so that a K/V tensor a model keeps (`k_cache(ggml_new_tensor_3d(ctx, ...))`)
+// is not lost with a statement on an undeclared name. Other ggml calls stay undeclared.
+constexpr std::string_view kGgml = R"cpp(
+#ifndef KVLINT_DEGRADED_GGML
+#define KVLINT_DEGRADED_GGML
+#include <cstddef>
+#include <cstdint>
+extern "C" {
+enum ggml_type { GGML_TYPE_F32 = 0, GGML_TYPE_F16 = 1, GGML_TYPE_Q4_0 = 2, GGML_TYPE_Q4_1 = 3, GGML_TYPE_Q5_0 = 6,
+                 GGML_TYPE_Q5_1 = 7, GGML_TYPE_Q8_0 = 8, GGML_TYPE_I32 = 26, GGML_TYPE_BF16 = 30 };
+struct ggml_context;
+struct ggml_cgraph;
+struct ggml_backend_buffer;
+typedef struct ggml_backend_buffer* ggml_backend_buffer_t;
+struct ggml_init_params { size_t mem_size; void* mem_buffer; bool no_alloc; };
+struct ggml_tensor { enum ggml_type type; int64_t ne[4]; size_t nb[4]; void* data; char name[64]; };
+struct ggml_context* ggml_init(struct ggml_init_params params);
+void ggml_free(struct ggml_context* ctx);
+struct ggml_tensor* ggml_new_tensor(struct ggml_context* ctx, enum ggml_type type, int n_dims, const int64_t* ne);
+struct ggml_tensor* ggml_new_tensor_1d(struct ggml_context* ctx, enum ggml_type type, int64_t ne0);
+struct ggml_tensor* ggml_new_tensor_2d(struct ggml_context* ctx, enum ggml_type type, int64_t ne0, int64_t ne1);
+struct ggml_tensor* ggml_new_tensor_3d(struct ggml_context* ctx, enum ggml_type type, int64_t ne0, int64_t ne1,
+                                       int64_t ne2);
+struct ggml_tensor* ggml_new_tensor_4d(struct ggml_context* ctx, enum ggml_type type, int64_t ne0, int64_t ne1,
+                                       int64_t ne2, int64_t ne3);
+struct ggml_tensor* ggml_view_1d(struct ggml_context* ctx, struct ggml_tensor* a, int64_t ne0, size_t offset);
+struct ggml_tensor* ggml_view_2d(struct ggml_context* ctx, struct ggml_tensor* a, int64_t ne0, int64_t ne1,
+                                 size_t nb1, size_t offset);
+struct ggml_tensor* ggml_view_3d(struct ggml_context* ctx, struct ggml_tensor* a, int64_t ne0, int64_t ne1,
+                                 int64_t ne2, size_t nb1, size_t nb2, size_t offset);
+struct ggml_tensor* ggml_cpy(struct ggml_context* ctx, struct ggml_tensor* a, struct ggml_tensor* b);
+void ggml_build_forward_expand(struct ggml_cgraph* cgraph, struct ggml_tensor* tensor);
+size_t ggml_element_size(const struct ggml_tensor* tensor);
+size_t ggml_nbytes(const struct ggml_tensor* tensor);
+size_t ggml_tensor_overhead(void);
+}
+#endif
+)cpp";
+
 // The CUDA runtime API (and the fp16 / cuBLAS names host code passes around), for .cu and
 // host files compiled without the toolkit.
 constexpr std::string_view kCudaRuntime = R"cpp(
@@ -853,6 +893,8 @@ std::string_view probe_header(HeaderFamily family) {
       return "cuda_runtime_api.h";
     case HeaderFamily::ModelLocalKv:
       return "kvlint/model_local_kv.h";
+    case HeaderFamily::Ggml:
+      return "ggml.h";
   }
   return {};
 }
@@ -869,6 +911,7 @@ std::string degraded_header(std::string_view name, const std::function<bool(Head
   out += real_available(HeaderFamily::CudaRuntime) ? kCudaRuntimeFromToolkit : kCudaRuntime;
   add(HeaderFamily::Torch, kTorch);
   add(HeaderFamily::Pybind11, kPybind11);
+  if (!is_libtorch_family(name)) add(HeaderFamily::Ggml, kGgml);
   // Any other missing header (a project header outside the fallback include path) may be
   // the one that brought LibTorch, CUDA or the kvlint header in.
   if (!is_libtorch_family(name)) add(HeaderFamily::ModelLocalKv, kModelLocalKv);

@@ -24,7 +24,7 @@ namespace {
 
 bool is_carrier(const Stmt* s) {
   if (isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, ParenExpr, ExprWithCleanups,
-          CXXFunctionalCastExpr>(s))
+          CXXFunctionalCastExpr, ExplicitCastExpr, ConditionalOperator>(s))
     return true;
   if (const auto* c = dyn_cast<CXXConstructExpr>(s)) return c->getNumArgs() == 1;
   if (const auto* call = dyn_cast<CallExpr>(s); call && call->getNumArgs() == 1)
@@ -107,6 +107,7 @@ std::size_t allocated_dims(const Expr* sizes) {
 }
 
 bool is_allocation(const Context& cx, const std::string& name) {
+  if (name.starts_with("ggml_new_tensor")) return true;
   if (!name.starts_with("torch::") && !name.starts_with("at::")) return false;
   const std::string last = name.substr(name.rfind(':') + 1);
   const auto& allocators = cx.vocabulary.cpp.tensor_allocators;
@@ -136,6 +137,7 @@ struct Uses {
   std::set<std::string> stepped;                 // written at a position / appended, outside the constructor
   std::set<std::string> from_parameter;          // stored from a parameter
   std::set<std::string> borrowed;                // of reference or pointer type
+  std::set<std::string> kernel_written;          // handed to a kernel launch outside the constructor
 };
 
 // An in-place write (`copy_`, `index_put_`, ...) on `object` with `args`: positional when the
@@ -189,8 +191,44 @@ void scan(const Context& cx, const FunctionDecl& function, const Stmt* root, Use
     }
     const auto* call = dyn_cast<CallExpr>(s);
     if (!call) return;
+    if (const std::size_t dims = ggml_dims(cx, call)) {
+      if (const std::string member = stored_member(cx, call); !member.empty())
+        uses.allocated[member] = std::max(uses.allocated[member], dims);
+      return;
+    }
     if (is_allocation(cx, qualified_callee(cx, call))) {
       allocated(call, call->getNumArgs() ? call->getArg(0) : nullptr);
+      return;
+    }
+    // Raw device memory: `cudaMalloc(&k_cache_, layers * heads * len * head_dim * sizeof(half))`,
+    // or a wrapper's result kept (`k_cache_ = (half*)pool_->allocate(bytes)`).
+    {
+      const Expr* size = nullptr;
+      std::string member = device_allocated_member(cx, call, &size);
+      std::size_t factors = size ? size_factors(size) : 0;
+      if (member.empty() && is_allocating_wrapper(cx, call)) {
+        member = stored_member(cx, call);
+        for (const Expr* arg : call->arguments()) factors = std::max(factors, size_factors(arg));
+      }
+      if (!member.empty()) {
+        uses.allocated[member] = std::max(uses.allocated[member], factors);
+        return;
+      }
+    }
+    // Handed to a kernel launch or to a launcher (`launch_append_kv(k_cache_ + offset, k, ...)`: degraded
+    // mode reads `.cu` files as C++, where `<<<...>>>` does not parse, so host code's launcher calls
+    // are what is seen); not the runtime's copies and frees, nor another object's method.
+    const std::string launched = last_component(qualified_callee(cx, call));
+    if (!constructor && !isa<CXXMemberCallExpr, CXXOperatorCallExpr>(call) && !launched.starts_with("cuda") &&
+        !launched.starts_with("torch") &&
+        (isa<CUDAKernelCallExpr>(call) || launched.find("launch") != std::string::npos ||
+         launched.find("kernel") != std::string::npos)) {
+      for (const Expr* arg : call->arguments())
+        for_each_stmt(arg, [&](const Stmt* a) {
+          if (const auto* m = dyn_cast<MemberExpr>(a))
+            if (std::string member = member_in(dotted(cx, m)); !member.empty())
+              uses.kernel_written.insert(member);
+        });
       return;
     }
     if (const auto* assign = dyn_cast<CXXOperatorCallExpr>(call);
@@ -261,6 +299,16 @@ void find_kv_members(Context& cx, const std::vector<const FunctionDecl*>& functi
     if (const auto* ctor = dyn_cast<CXXConstructorDecl>(function))
       for (const CXXCtorInitializer* init : ctor->inits()) {
         if (!init->isWritten() || !init->getInit() || !init->getMember()) continue;
+        // `k_cache(use_cache ? ggml_new_tensor_3d(ctx, GGML_TYPE_F16, d, s, h) : nullptr)`.
+        const Expr* value = strip(init->getInit());
+        const auto* choice = dyn_cast<ConditionalOperator>(value);
+        for (const Expr* v : {value, choice ? strip(choice->getTrueExpr()) : nullptr,
+                              choice ? strip(choice->getFalseExpr()) : nullptr})
+          if (const auto* call = dyn_cast_or_null<CallExpr>(v))
+            if (const std::size_t dims = ggml_dims(cx, call)) {
+              const std::string member = init->getMember()->getNameAsString();
+              uses.allocated[member] = std::max(uses.allocated[member], dims);
+            }
         if (const auto* construct = dyn_cast<CXXConstructExpr>(strip(init->getInit()));
             (construct && construct->getNumArgs() == 1 && is_parameter(construct->getArg(0))) ||
             is_parameter(init->getInit()))
@@ -268,15 +316,24 @@ void find_kv_members(Context& cx, const std::vector<const FunctionDecl*>& functi
         scan(cx, *function, init->getInit(), uses);
       }
   }
+  // A pointer the class allocates itself (cudaMalloc, ggml_new_tensor_3d) is its own memory.
   for (const CXXRecordDecl* record : records)
     for (const FieldDecl* field : record->fields())
-      if (field->getType()->isReferenceType() || field->getType()->isPointerType())
+      if (field->getType()->isReferenceType() ||
+          (field->getType()->isPointerType() && !uses.allocated.count(field->getNameAsString())))
         uses.borrowed.insert(field->getNameAsString());
   for (const std::string& member : uses.from_parameter)
     if (!uses.allocated.count(member)) uses.borrowed.insert(member);
   for (const std::string& member : uses.stepped)
     if (auto it = uses.allocated.find(member);
         it != uses.allocated.end() && it->second >= 3 && !name_says_not_kv(cx.vocabulary, member))
+      cx.kv_by_use.insert(member);
+  // Raw device memory sized by three or more dimensions and written by a kernel each step,
+  // under a name that says K/V.
+  for (const std::string& member : uses.kernel_written)
+    if (auto it = uses.allocated.find(member); it != uses.allocated.end() && it->second >= 3 &&
+                                               !uses.borrowed.count(member) &&
+                                               name_says_kv(cx.vocabulary, member))
       cx.kv_by_use.insert(member);
   cx.borrowed_members = std::move(uses.borrowed);
   find_forward_kv(cx, functions, uses.allocated);

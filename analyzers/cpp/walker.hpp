@@ -181,6 +181,17 @@ void find_forward_kv(Context& cx, const std::vector<const clang::FunctionDecl*>&
                      const std::map<std::string, std::size_t>& allocated);
 void extract_forward_kv_sites(Context& cx, const clang::FunctionDecl& function);
 
+// ---- device_kv.cpp ----
+// `cudaMalloc(&k_cache_, size)` (and cudaMallocAsync / Managed / Host): the member of `this` it
+// fills, with its size expression in `size`; empty otherwise.
+std::string device_allocated_member(const Context& cx, const clang::CallExpr* call, const clang::Expr** size);
+// A project allocator whose result a member keeps (`pool_->allocate(n)`, `device_alloc<half>(n)`).
+bool is_allocating_wrapper(const Context& cx, const clang::CallExpr* call);
+// The dimensions a size product multiplies (`layers * heads * len * head_dim * sizeof(half)`: 4).
+std::size_t size_factors(const clang::Expr* size);
+// `ggml_new_tensor_3d(...)`: 3; `ggml_new_tensor(...)`: many; not a ggml allocation: 0.
+std::size_t ggml_dims(const Context& cx, const clang::CallExpr* call);
+
 // ---- calls.cpp ----
 facts::MethodFact method_fact(Context& cx, const clang::FunctionDecl& function);
 // How a call touches a K/V member: not at all, reading it only, or writing it (or handing

@@ -422,6 +422,60 @@ struct Runner : torch::nn::Module {
   EXPECT_TRUE(has(diagnostic_kinds(r, "decoder.cpp"), "compile-error")) << r.dump();
 }
 
+// "CODE path:line" of each `// expect: CODE` comment in a fixture folder's files.
+std::vector<std::string> expected_lines(const fs::path& fixture, const std::string& code) {
+  std::vector<std::string> out;
+  for (const auto& entry : fs::directory_iterator(fixture)) {
+    std::istringstream text(slurp(entry.path()));
+    int line = 0;
+    for (std::string l; std::getline(text, l);) {
+      ++line;
+      if (const auto at = l.find("// expect: " + code); at != std::string::npos)
+        out.push_back(code + " " + entry.path().filename().string() + ":" + std::to_string(line));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The fixtures of K/V recognised by what the code does (forward outputs fed back, structs in
+// containers, captures over a forward with K/V inputs, look-alikes sized by the cache length)
+// give their degraded-mode findings with a compile database against the real LibTorch headers.
+TEST(CppFrontEnd, WithTheLibTorchHeadersKvByBehaviourFixturesGiveTheSameFindings) {
+  const fs::path include = libtorch_include();
+  if (include.empty()) GTEST_SKIP() << "no runtime environment with a torch wheel (runtime/setup-env)";
+  const fs::path rules = fs::path(KVLINT_SOURCE_DIR) / "rules";
+  const std::vector<std::pair<std::string, std::string>> fixtures = {
+      {"KV101", "kv101_undeclared_cache/fixtures/fire_cpp_kv_from_forward_outputs"},
+      {"KV101", "kv101_undeclared_cache/fixtures/silent_cpp_forward_outputs_not_kv"},
+      {"KV101", "kv101_undeclared_cache/fixtures/silent_cpp_masks_sized_by_cache_len"},
+      {"KV101", "kv101_undeclared_cache/fixtures/fire_cpp_kv_in_structs_held_in_containers"},
+      {"KV101", "kv101_undeclared_cache/fixtures/silent_cpp_structs_in_containers_without_kv"},
+      {"KV103", "kv103_undeclared_graph_capture/fixtures/fire_cpp_capture_over_forward_with_kv_inputs"},
+      {"KV103", "kv103_undeclared_graph_capture/fixtures/silent_cpp_capture_over_forward_without_kv_inputs"},
+      {"KV101", "kv101_undeclared_cache/fixtures/fire_cpp_raw_device_kv"},
+      {"KV101", "kv101_undeclared_cache/fixtures/silent_cpp_raw_device_buffers_not_kv"},
+  };
+  for (const auto& [code, relative] : fixtures) {
+    TempDir dir;
+    json db = json::array();
+    for (const auto& entry : fs::directory_iterator(rules / relative)) {
+      fs::copy_file(entry.path(), dir.path() / entry.path().filename());
+      if (entry.path().extension() == ".cpp")
+        db.push_back(libtorch_entry(include, dir.path(), entry.path().filename().string()));
+    }
+    dir.write("compile_commands.json", db.dump());
+    CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--select", code, "--format", "json", "."});
+    json r = report(run);
+    std::vector<std::string> actual;
+    for (const auto& f : r.value("findings", json::array()))
+      actual.push_back(f.value("code", "") + " " + f.value("path", "") + ":" +
+                       std::to_string(f.value("line", 0)));
+    std::sort(actual.begin(), actual.end());
+    EXPECT_EQ(actual, expected_lines(rules / relative, code)) << relative << "\n" << run.out << run.err;
+  }
+}
+
 TEST(CppFrontEnd, AFileThatDoesNotCompileIsReportedAndTheRunGoesOn) {
   TempDir dir;
   dir.write("broken.cpp", "struct Decoder {\n  int k_cache_ = ;\n  void f() { return 1 +; }\n}}}\n");
