@@ -49,6 +49,9 @@ struct Destination {
   const Expr* key = nullptr;
   std::string member;  // the member (first attribute after self) it is stored in
   bool kv = false;     // what it is stored in holds K/V (see holds_kv)
+  // Stored into a K/V store a function is handed by reference (`whisper_kv_cache& cache;
+  // cache.k = ggml_new_tensor_1d(...)`): the store's class keeps it, not the function's.
+  const CXXRecordDecl* store = nullptr;
 };
 
 // `att_cache_ = std::move(torch::zeros(...))`.
@@ -195,6 +198,26 @@ const VarDecl* root_local(const Expr* e) {
   return nullptr;
 }
 
+// `cache.k` where `cache` is a parameter referring to a K/V store (a class that is no module and
+// keeps K/V members, `struct whisper_kv_cache { ggml_tensor *k, *v; }`): kept in that store.
+bool store_member_through_parameter(const Context& cx, const Expr* target, Destination& out) {
+  const auto* m = dyn_cast<MemberExpr>(strip(target));
+  const auto* field = m ? dyn_cast<FieldDecl>(m->getMemberDecl()) : nullptr;
+  const auto* ref = m ? dyn_cast<DeclRefExpr>(strip(m->getBase())) : nullptr;
+  const auto* parameter = ref ? dyn_cast<ParmVarDecl>(ref->getDecl()) : nullptr;
+  if (!field || !parameter) return false;
+  const QualType type = parameter->getType();
+  if (!type->isReferenceType() && !type->isPointerType()) return false;
+  const auto* store = dyn_cast<CXXRecordDecl>(field->getParent());
+  if (!store || !is_kv_store(cx.vocabulary, store) || !holds_kv(cx.vocabulary, field)) return false;
+  out.retention = facts::Retention::SelfAttribute;
+  out.member = field->getNameAsString();
+  out.retained_as = "self." + out.member;
+  out.kv = true;
+  out.store = store;
+  return true;
+}
+
 // Locals a function moves into a member container (`tiers_.push_back(std::move(tier))`,
 // `tiers_.emplace_back(std::move(tier))`).
 void note_moved_into(Context& cx, const FunctionDecl& function) {
@@ -242,6 +265,7 @@ Destination destination_of(const Context& cx, const Stmt* value) {
           if (auto it = cx.moved_into.find(local); it != cx.moved_into.end()) kept = it->second;
       bool in_container = false;
       if (kept) held_class(kept->getType(), &in_container);
+      if (!kept && store_member_through_parameter(cx, target, out)) return;
       if (!kept || !in_container) {
         out.retained_as = d;
         return;
@@ -340,6 +364,7 @@ facts::CacheSite make_site(Context& cx, const FunctionDecl* function, const Stmt
   site.owner_class = owner ? owner->getNameAsString() : std::string();
   site.method = function ? method_name(function) : std::string();
   if (at) site.loc = location_of(cx, at->getSourceRange());
+  if (where.store) site.owner_class = where.store->getNameAsString();
   site.retention = where.retention;
   site.retained_as = where.retained_as;
   if (where.key) site.container_key = expression_of(cx, where.key);
