@@ -24,11 +24,11 @@ using json = nlohmann::json;
 using kvlint::testing::CliRun;
 using kvlint::testing::codes_in;
 using kvlint::testing::diagnostic_kinds;
+using kvlint::testing::files_under;
 using kvlint::testing::has;
 using kvlint::testing::quote;
 using kvlint::testing::report;
 using kvlint::testing::slurp;
-using kvlint::testing::files_under;
 using kvlint::testing::TempDir;
 
 namespace {
@@ -258,7 +258,8 @@ TEST(CppFrontEnd, APerRequestMapFilledAnyWayIsSeenWithAndWithoutHeaders) {
   dir.write("third_party/torch/torch.h", kTorchWithIntegers);
   dir.write("src/streams.h", kStreamsHeader);
   dir.write("src/streams.cpp", kStreamsSource);
-  const std::vector<std::string> args = {"check", "--no-cache", "--format", "json", "--select", "KV202,KV104", "src"};
+  const std::vector<std::string> args = {"check",    "--no-cache",  "--format", "json",
+                                         "--select", "KV202,KV104", "src"};
   const std::vector<std::string> expected = {"KV202 src/streams.cpp:18"};
 
   CliRun degraded = kvlint(dir.path(), args);
@@ -267,11 +268,12 @@ TEST(CppFrontEnd, APerRequestMapFilledAnyWayIsSeenWithAndWithoutHeaders) {
   EXPECT_TRUE(has(diagnostic_kinds(r, "streams.cpp"), "degraded")) << degraded.out;
 
   json db = json::array();
-  db.push_back({{"directory", dir.path().string()},
-                {"file", "src/streams.cpp"},
-                {"arguments",
-                 {"clang++", "-std=c++20", "-I" + (dir.path() / "third_party").string(),
-                  "-I" + (fs::path(KVLINT_SOURCE_DIR) / "runtime/include").string(), "-c", "src/streams.cpp"}}});
+  db.push_back(
+      {{"directory", dir.path().string()},
+       {"file", "src/streams.cpp"},
+       {"arguments",
+        {"clang++", "-std=c++20", "-I" + (dir.path() / "third_party").string(),
+         "-I" + (fs::path(KVLINT_SOURCE_DIR) / "runtime/include").string(), "-c", "src/streams.cpp"}}});
   dir.write("compile_commands.json", db.dump(2));
   CliRun full = kvlint(dir.path(), args);
   r = report(full);
@@ -441,40 +443,61 @@ std::vector<std::string> expected_lines(const fs::path& fixture, const std::stri
 // The fixtures of K/V recognised by what the code does (forward outputs fed back, structs in
 // containers, captures over a forward with K/V inputs, look-alikes sized by the cache length)
 // give their degraded-mode findings with a compile database against the real LibTorch headers.
-TEST(CppFrontEnd, WithTheLibTorchHeadersKvByBehaviourFixturesGiveTheSameFindings) {
+// One test per fixture (each compiles LibTorch's headers, about 20 s, several times that under
+// ASan): ctest runs them in parallel and each stays well inside its timeout.
+struct KvByBehaviourFixture {
+  std::string code;
+  std::string relative;  // under rules/
+};
+
+class WithTheLibTorchHeaders : public ::testing::TestWithParam<KvByBehaviourFixture> {};
+
+TEST_P(WithTheLibTorchHeaders, KvByBehaviourFixtureGivesTheSameFindings) {
   const fs::path include = libtorch_include();
   if (include.empty()) GTEST_SKIP() << "no runtime environment with a torch wheel (runtime/setup-env)";
-  const fs::path rules = fs::path(KVLINT_SOURCE_DIR) / "rules";
-  const std::vector<std::pair<std::string, std::string>> fixtures = {
-      {"KV101", "kv101_undeclared_cache/fixtures/fire_cpp_kv_from_forward_outputs"},
-      {"KV101", "kv101_undeclared_cache/fixtures/silent_cpp_forward_outputs_not_kv"},
-      {"KV101", "kv101_undeclared_cache/fixtures/silent_cpp_masks_sized_by_cache_len"},
-      {"KV101", "kv101_undeclared_cache/fixtures/fire_cpp_kv_in_structs_held_in_containers"},
-      {"KV101", "kv101_undeclared_cache/fixtures/silent_cpp_structs_in_containers_without_kv"},
-      {"KV103", "kv103_undeclared_graph_capture/fixtures/fire_cpp_capture_over_forward_with_kv_inputs"},
-      {"KV103", "kv103_undeclared_graph_capture/fixtures/silent_cpp_capture_over_forward_without_kv_inputs"},
-      {"KV101", "kv101_undeclared_cache/fixtures/fire_cpp_raw_device_kv"},
-      {"KV101", "kv101_undeclared_cache/fixtures/silent_cpp_raw_device_buffers_not_kv"},
-  };
-  for (const auto& [code, relative] : fixtures) {
-    TempDir dir;
-    json db = json::array();
-    for (const auto& entry : fs::directory_iterator(rules / relative)) {
-      fs::copy_file(entry.path(), dir.path() / entry.path().filename());
-      if (entry.path().extension() == ".cpp")
-        db.push_back(libtorch_entry(include, dir.path(), entry.path().filename().string()));
-    }
-    dir.write("compile_commands.json", db.dump());
-    CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--select", code, "--format", "json", "."});
-    json r = report(run);
-    std::vector<std::string> actual;
-    for (const auto& f : r.value("findings", json::array()))
-      actual.push_back(f.value("code", "") + " " + f.value("path", "") + ":" +
-                       std::to_string(f.value("line", 0)));
-    std::sort(actual.begin(), actual.end());
-    EXPECT_EQ(actual, expected_lines(rules / relative, code)) << relative << "\n" << run.out << run.err;
+  const auto& [code, relative] = GetParam();
+  const fs::path fixture = fs::path(KVLINT_SOURCE_DIR) / "rules" / relative;
+  TempDir dir;
+  json db = json::array();
+  for (const auto& entry : fs::directory_iterator(fixture)) {
+    fs::copy_file(entry.path(), dir.path() / entry.path().filename());
+    if (entry.path().extension() == ".cpp")
+      db.push_back(libtorch_entry(include, dir.path(), entry.path().filename().string()));
   }
+  dir.write("compile_commands.json", db.dump());
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--select", code, "--format", "json", "."});
+  json r = report(run);
+  std::vector<std::string> actual;
+  for (const auto& f : r.value("findings", json::array()))
+    actual.push_back(f.value("code", "") + " " + f.value("path", "") + ":" +
+                     std::to_string(f.value("line", 0)));
+  std::sort(actual.begin(), actual.end());
+  EXPECT_EQ(actual, expected_lines(fixture, code)) << relative << "\n" << run.out << run.err;
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    CppFrontEnd, WithTheLibTorchHeaders,
+    ::testing::Values(
+        KvByBehaviourFixture{"KV101", "kv101_undeclared_cache/fixtures/fire_cpp_kv_from_forward_outputs"},
+        KvByBehaviourFixture{"KV101", "kv101_undeclared_cache/fixtures/silent_cpp_forward_outputs_not_kv"},
+        KvByBehaviourFixture{"KV101", "kv101_undeclared_cache/fixtures/silent_cpp_masks_sized_by_cache_len"},
+        KvByBehaviourFixture{"KV101",
+                             "kv101_undeclared_cache/fixtures/fire_cpp_kv_in_structs_held_in_containers"},
+        KvByBehaviourFixture{"KV101",
+                             "kv101_undeclared_cache/fixtures/silent_cpp_structs_in_containers_without_kv"},
+        KvByBehaviourFixture{
+            "KV103", "kv103_undeclared_graph_capture/fixtures/fire_cpp_capture_over_forward_with_kv_inputs"},
+        KvByBehaviourFixture{
+            "KV103",
+            "kv103_undeclared_graph_capture/fixtures/silent_cpp_capture_over_forward_without_kv_inputs"},
+        KvByBehaviourFixture{"KV101", "kv101_undeclared_cache/fixtures/fire_cpp_raw_device_kv"},
+        KvByBehaviourFixture{"KV101",
+                             "kv101_undeclared_cache/fixtures/silent_cpp_raw_device_buffers_not_kv"}),
+    [](const ::testing::TestParamInfo<KvByBehaviourFixture>& info) {
+      std::string name = fs::path(info.param.relative).filename().string();
+      name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
+      return name;
+    });
 
 TEST(CppFrontEnd, AFileThatDoesNotCompileIsReportedAndTheRunGoesOn) {
   TempDir dir;
@@ -496,11 +519,12 @@ TEST(CppFrontEnd, FixLeavesAFileThatDoesNotCompileAlone) {
   dir.write("kvlint.toml", "");
   dir.write("third_party/torch/torch.h", kTensorHeader);
   const std::string good = R"cpp(#include <torch/torch.h>
-struct Decoder : torch::nn::Module {
-  Decoder() { k_cache_ = torch::zeros(4, 1024); }  // kvlint: ignore[KV101, KV202] legacy
-  torch::Tensor k_cache_;
-};
-)cpp";
+                                 struct Decoder : torch::nn::Module {
+                                   Decoder() { k_cache_ = torch::zeros(4, 1024); }  // kvlint: ignore[KV101,
+                                                                                    // KV202] legacy
+                                   torch::Tensor k_cache_;
+                                 };
+  )cpp";
   std::string broken = good;
   broken.replace(broken.find("  torch::Tensor k_cache_;"), 25,
                  "  void step() { int x = ; }\n  torch::Tensor k_cache_;");
@@ -530,14 +554,14 @@ TEST(CppFrontEnd, ASyntaxErrorInADegradedFileIsReportedAndNotFixed) {
   dir.write("kvlint.toml", "");
   const std::string good = R"cpp(#include <torch/torch.h>
 #include <project/missing_macros.h>
-EXPORT_API int exported_helper();
-struct Decoder : torch::nn::Module {
-  Decoder() { k_cache_ = torch::zeros({4, 1024}); }  // kvlint: ignore[KV101, KV202] legacy
-  void step() { k_cache_ = k_cache_.unknown_method(3).index({0}); }
-  void check() { TORCH_CHECK(k_cache_.defined(), "no cache") }
-  torch::Tensor k_cache_;
-};
-)cpp";
+                                 EXPORT_API int exported_helper();
+                                 struct Decoder : torch::nn::Module {
+                                   Decoder() { k_cache_ = torch::zeros({4, 1024}); }  // kvlint: ignore[KV101,
+                                                                                      // KV202] legacy
+                                   void step() { k_cache_ = k_cache_.unknown_method(3).index({0}); }
+                                   void check(){TORCH_CHECK(k_cache_.defined(), "no cache")} torch::Tensor k_cache_;
+                                 };
+  )cpp";
   std::string broken = good;
   broken.replace(broken.find("void step() {"), 13, "void step() { int x = ;");
   dir.write("good.cpp", good);
