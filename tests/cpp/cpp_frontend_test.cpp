@@ -24,11 +24,11 @@ using json = nlohmann::json;
 using kvlint::testing::CliRun;
 using kvlint::testing::codes_in;
 using kvlint::testing::diagnostic_kinds;
-using kvlint::testing::files_under;
 using kvlint::testing::has;
 using kvlint::testing::quote;
 using kvlint::testing::report;
 using kvlint::testing::slurp;
+using kvlint::testing::files_under;
 using kvlint::testing::TempDir;
 
 namespace {
@@ -258,8 +258,7 @@ TEST(CppFrontEnd, APerRequestMapFilledAnyWayIsSeenWithAndWithoutHeaders) {
   dir.write("third_party/torch/torch.h", kTorchWithIntegers);
   dir.write("src/streams.h", kStreamsHeader);
   dir.write("src/streams.cpp", kStreamsSource);
-  const std::vector<std::string> args = {"check",    "--no-cache",  "--format", "json",
-                                         "--select", "KV202,KV104", "src"};
+  const std::vector<std::string> args = {"check", "--no-cache", "--format", "json", "--select", "KV202,KV104", "src"};
   const std::vector<std::string> expected = {"KV202 src/streams.cpp:18"};
 
   CliRun degraded = kvlint(dir.path(), args);
@@ -268,12 +267,11 @@ TEST(CppFrontEnd, APerRequestMapFilledAnyWayIsSeenWithAndWithoutHeaders) {
   EXPECT_TRUE(has(diagnostic_kinds(r, "streams.cpp"), "degraded")) << degraded.out;
 
   json db = json::array();
-  db.push_back(
-      {{"directory", dir.path().string()},
-       {"file", "src/streams.cpp"},
-       {"arguments",
-        {"clang++", "-std=c++20", "-I" + (dir.path() / "third_party").string(),
-         "-I" + (fs::path(KVLINT_SOURCE_DIR) / "runtime/include").string(), "-c", "src/streams.cpp"}}});
+  db.push_back({{"directory", dir.path().string()},
+                {"file", "src/streams.cpp"},
+                {"arguments",
+                 {"clang++", "-std=c++20", "-I" + (dir.path() / "third_party").string(),
+                  "-I" + (fs::path(KVLINT_SOURCE_DIR) / "runtime/include").string(), "-c", "src/streams.cpp"}}});
   dir.write("compile_commands.json", db.dump(2));
   CliRun full = kvlint(dir.path(), args);
   r = report(full);
@@ -519,12 +517,11 @@ TEST(CppFrontEnd, FixLeavesAFileThatDoesNotCompileAlone) {
   dir.write("kvlint.toml", "");
   dir.write("third_party/torch/torch.h", kTensorHeader);
   const std::string good = R"cpp(#include <torch/torch.h>
-                                 struct Decoder : torch::nn::Module {
-                                   Decoder() { k_cache_ = torch::zeros(4, 1024); }  // kvlint: ignore[KV101,
-                                                                                    // KV202] legacy
-                                   torch::Tensor k_cache_;
-                                 };
-  )cpp";
+struct Decoder : torch::nn::Module {
+  Decoder() { k_cache_ = torch::zeros(4, 1024); }  // kvlint: ignore[KV101, KV202] legacy
+  torch::Tensor k_cache_;
+};
+)cpp";
   std::string broken = good;
   broken.replace(broken.find("  torch::Tensor k_cache_;"), 25,
                  "  void step() { int x = ; }\n  torch::Tensor k_cache_;");
@@ -554,14 +551,14 @@ TEST(CppFrontEnd, ASyntaxErrorInADegradedFileIsReportedAndNotFixed) {
   dir.write("kvlint.toml", "");
   const std::string good = R"cpp(#include <torch/torch.h>
 #include <project/missing_macros.h>
-                                 EXPORT_API int exported_helper();
-                                 struct Decoder : torch::nn::Module {
-                                   Decoder() { k_cache_ = torch::zeros({4, 1024}); }  // kvlint: ignore[KV101,
-                                                                                      // KV202] legacy
-                                   void step() { k_cache_ = k_cache_.unknown_method(3).index({0}); }
-                                   void check(){TORCH_CHECK(k_cache_.defined(), "no cache")} torch::Tensor k_cache_;
-                                 };
-  )cpp";
+EXPORT_API int exported_helper();
+struct Decoder : torch::nn::Module {
+  Decoder() { k_cache_ = torch::zeros({4, 1024}); }  // kvlint: ignore[KV101, KV202] legacy
+  void step() { k_cache_ = k_cache_.unknown_method(3).index({0}); }
+  void check() { TORCH_CHECK(k_cache_.defined(), "no cache") }
+  torch::Tensor k_cache_;
+};
+)cpp";
   std::string broken = good;
   broken.replace(broken.find("void step() {"), 13, "void step() { int x = ;");
   dir.write("good.cpp", good);
