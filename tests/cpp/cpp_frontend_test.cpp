@@ -447,6 +447,7 @@ struct KvByBehaviourFixture {
   std::string code;
   std::string relative;  // under rules/
 };
+void PrintTo(const KvByBehaviourFixture& fixture, std::ostream* out) { *out << fixture.code << " " << fixture.relative; }
 
 class WithTheLibTorchHeaders : public ::testing::TestWithParam<KvByBehaviourFixture> {};
 
