@@ -492,8 +492,8 @@ INSTANTIATE_TEST_SUITE_P(
         KvByBehaviourFixture{"KV101", "kv101_undeclared_cache/fixtures/fire_cpp_raw_device_kv"},
         KvByBehaviourFixture{"KV101",
                              "kv101_undeclared_cache/fixtures/silent_cpp_raw_device_buffers_not_kv"}),
-    [](const ::testing::TestParamInfo<KvByBehaviourFixture>& info) {
-      std::string name = fs::path(info.param.relative).filename().string();
+    [](const ::testing::TestParamInfo<KvByBehaviourFixture>& fixture_info) {
+      std::string name = fs::path(fixture_info.param.relative).filename().string();
       name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
       return name;
     });
