@@ -67,12 +67,6 @@ bool is_insert(std::string_view method) {
   return method == "push_back" || method == "emplace_back" || method == "insert" || method == "emplace";
 }
 
-std::string member_in(const std::string& dotted_path) {
-  if (!dotted_path.starts_with("self.")) return {};
-  const std::string rest = dotted_path.substr(5);
-  return rest.substr(0, rest.find('.'));
-}
-
 const VarDecl* local_var(const Expr* e) {
   const auto* ref = dyn_cast_or_null<DeclRefExpr>(e ? strip(e) : nullptr);
   const auto* var = ref ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr;

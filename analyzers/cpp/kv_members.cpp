@@ -32,12 +32,6 @@ bool is_carrier(const Stmt* s) {
   return false;
 }
 
-std::string member_in(const std::string& dotted_path) {
-  if (!dotted_path.starts_with("self.")) return {};
-  const std::string rest = dotted_path.substr(5);
-  return rest.substr(0, rest.find('.'));
-}
-
 // A position that changes per step: the expression reads a variable, a parameter or a
 // member (`pos`, `step_`, `cache_position`); not a literal, a constant (`kMaxLen`) nor
 // torch::indexing's None / Ellipsis (constants too).

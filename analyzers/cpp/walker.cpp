@@ -141,6 +141,12 @@ void collect_names(const Context& cx, const Expr* root, std::vector<std::string>
 
 }  // namespace
 
+std::string member_in(const std::string& dotted_path) {
+  if (!dotted_path.starts_with("self.")) return {};
+  const std::string rest = dotted_path.substr(5);
+  return rest.substr(0, rest.find('.'));
+}
+
 // Iterative and bounded: a chain `s.a.a.a...` of any length costs at most kMaxDottedLinks
 // steps and one string (recursing per link, and copying the growing name at each, made a
 // 20,000-link chain take minutes).

@@ -90,6 +90,8 @@ unsigned offset_of(const Context& cx, clang::SourceLocation at);   // in the mai
 facts::Expression expression_of(const Context& cx, const clang::Expr* expr);
 // The dotted path an expression names: "self.decoder_", "cfg.max_model_len", "kMaxLen"; empty otherwise.
 std::string dotted(const Context& cx, const clang::Expr* expr);
+// The member of `self` a dotted path starts from ("self.tier_.buf_k" -> "tier_"); empty otherwise.
+std::string member_in(const std::string& dotted_path);
 // A call's callee in dotted form: "self.decoder_.step", "torch.cat", "helper"; empty when unnamed.
 std::string callee_of(const Context& cx, const clang::CallExpr* call);
 // The qualified name the callee is declared with ("torch::zeros"), else its spelling.
