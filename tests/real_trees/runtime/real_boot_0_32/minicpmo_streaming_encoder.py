@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import torch
 
-from real_boot.minicpmo_whisper import MEL_FRAMES, _audio_thinker_class
+from real_boot.minicpmo_whisper import MEL_FRAMES, TINY, _audio_thinker_class
 
 PAGE_POSITIONS = 16
 
@@ -42,7 +42,7 @@ def _batched_thinker_class():
         _duplex_audio_kv_page_positions = real._duplex_audio_kv_page_positions
 
         def __init__(self) -> None:
-            super().__init__()
+            super().__init__(TINY)
             self.config.duplex_audio_kv_page_positions = PAGE_POSITIONS
 
     return BatchedAudioThinker
