@@ -11,6 +11,7 @@
 #include "tests/engine/temp_dir.hpp"
 #include "tools/kvlint/engine/engine.hpp"
 #include "tools/kvlint/engine/result_cache.hpp"
+#include "tools/kvlint/engine/token_summary.hpp"
 
 namespace kvlint {
 namespace {
@@ -25,7 +26,7 @@ FileIndexEntry sample_entry(std::uint64_t hash) {
   e.content_hash = hash;
   e.scans = {{7, true}, {0xffffffffffffffffull, false}};
   e.class_names = std::vector<std::string>{"Decoder", "GraphRunner"};
-  e.tokens = std::string("\0Decoder\0GraphRunner\0self\0", 26);
+  e.tokens = TokenSummary(std::string("\0Decoder\0GraphRunner\0self\0", 26));
   return e;
 }
 
@@ -132,6 +133,67 @@ TEST(FileIndexFile, SavingKeepsOtherFilesWhileTheyExistAndDropsWhatTheRunDidNotR
   again.record(fresh, sample_entry(2));
   ASSERT_TRUE(again.save({fresh}, error));
   EXPECT_EQ(fs::last_write_time(after.file()), written);
+}
+
+// Token summaries are stored once per distinct token, not once per file: an index of many
+// files naming the same long identifiers stays small, and a summary read back answers every
+// search as the summary made from the bytes.
+TEST(FileIndexFile, ATokenManyFilesHoldIsStoredOnceAndReadsBackAsItsSummary) {
+  const std::string shared = "ModelLocalKeyValueCacheDeclaration";
+  const std::string text = token_summary(shared + " = Qwen3OmniMoeTalkerForConditionalGeneration(x)");
+  FileIndexContents contents;
+  contents.tool_version = "v1";
+  for (int i = 0; i < 200; ++i) {
+    FileIndexEntry e = sample_entry(static_cast<std::uint64_t>(i));
+    e.tokens = TokenSummary(text);
+    contents.entries["/a/m" + std::to_string(i) + ".py"] = e;
+  }
+  const std::string bytes = encode_file_index(contents);
+  FileIndexContents without_tokens = contents;
+  for (auto& [path, e] : without_tokens.entries) e.tokens.reset();
+  EXPECT_LT(bytes.size() - encode_file_index(without_tokens).size(), 200 * text.size() / 10);
+  const auto decoded = decode_file_index(bytes);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->entries, contents.entries);
+  std::string scratch;
+  const FileIndexEntry& back = decoded->entries.at("/a/m7.py");
+  ASSERT_TRUE(back.tokens && back.tokens->is_packed());
+  EXPECT_EQ(back.tokens->text(scratch), text);
+}
+
+// A run that changed a few files saves summaries read back packed beside new ones made from the
+// bytes: the packed ones keep their tokens (ids renumbered where a token no file holds any more
+// is dropped), the new ones gain theirs.
+TEST(FileIndexFile, PackedAndNewSummariesSaveTogetherAndReadBackAsTheirText) {
+  TempDir dir;
+  auto entry = [](std::uint64_t hash, std::string_view source) {
+    FileIndexEntry e = sample_entry(hash);
+    e.tokens = TokenSummary(token_summary(source));
+    return e;
+  };
+  {
+    FileIndex index(dir.path(), "v1");
+    index.record("/a/one.py", entry(1, "alpha beta gamma"));
+    index.record("/a/two.py", entry(2, "only_in_two beta"));
+    std::string error;
+    ASSERT_TRUE(index.save({"/a/one.py", "/a/two.py"}, error)) << error;
+  }
+  {
+    FileIndex index(dir.path(), "v1");
+    const FileIndexEntry* one = index.unchanged("/a/one.py", sample_entry(1).stamp);
+    ASSERT_NE(one, nullptr);
+    ASSERT_TRUE(one->tokens && one->tokens->is_packed());
+    index.record("/a/one.py", *one);
+    index.record("/a/two.py", entry(3, "delta alpha"));  // rewritten: `only_in_two` is gone
+    std::string error;
+    ASSERT_TRUE(index.save({"/a/one.py", "/a/two.py"}, error)) << error;
+  }
+  const auto decoded = decode_file_index(slurp(dir.path() / "file-index.bin"));
+  ASSERT_TRUE(decoded);
+  std::string scratch;
+  EXPECT_EQ(decoded->entries.at("/a/one.py").tokens->text(scratch), token_summary("alpha beta gamma"));
+  EXPECT_EQ(decoded->entries.at("/a/two.py").tokens->text(scratch), token_summary("delta alpha"));
+  EXPECT_EQ(slurp(dir.path() / "file-index.bin").find("only_in_two"), std::string::npos);
 }
 
 // ---- runs through the index

@@ -1,9 +1,13 @@
 #include "tools/kvlint/engine/file_index.hpp"
 
+#include <algorithm>
+#include <deque>
 #include <set>
+#include <unordered_map>
 
 #include "analyzers/facts/facts_binary.hpp"
 #include "tools/kvlint/engine/result_cache.hpp"
+#include "tools/kvlint/engine/token_summary.hpp"
 
 namespace kvlint {
 namespace fs = std::filesystem;
@@ -12,10 +16,96 @@ namespace {
 
 // The payload's own tag and layout version, inside the seal (which names the cache format).
 constexpr std::string_view kIndexTag = "kvlint file index";
-constexpr std::uint64_t kIndexLayout = 2;  // 2: token summaries
+constexpr std::uint64_t kIndexLayout = 3;  // 2: token summaries; 3: packed against one dictionary
 
 std::int64_t nanoseconds(const struct timespec& t) {
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + static_cast<std::int64_t>(t.tv_nsec);
+}
+
+// The tokens of every entry's summary as ids of one dictionary, and each entry's ids packed.
+// Summaries already packed against `reused` keep their ids' order, so a save after a run
+// that changed a few files spells out only those; a token no entry holds any more is dropped.
+struct PackedTokens {
+  TokenDictionary dictionary;
+  std::map<std::string_view, std::string> ids;  // by path
+};
+
+PackedTokens pack_tokens(const FileIndexContents& contents) {
+  const TokenDictionary* reused = nullptr;
+  for (const auto& [path, entry] : contents.entries)
+    if (entry.tokens && entry.tokens->is_packed()) {
+      reused = entry.tokens->dictionary().get();
+      break;
+    }
+  // Per entry, its tokens: ids of `reused`, or spelled out (string_views into `texts`).
+  std::vector<char> used(reused ? reused->size() : 0, 0);
+  std::deque<std::string> texts;  // stable addresses for the views into them
+  std::vector<std::pair<std::string_view, std::vector<std::string_view>>> spelled;
+  std::unordered_map<std::string_view, std::size_t> frequency;
+  for (const auto& [path, entry] : contents.entries) {
+    if (!entry.tokens) continue;
+    if (reused && entry.tokens->dictionary().get() == reused) {
+      each_packed_id(entry.tokens->ids(), reused->size(), [&](std::size_t id) { used[id] = 1; });
+      continue;
+    }
+    // A text summary is the entry's own; one packed against another dictionary is spelled out.
+    std::string scratch;
+    std::string_view all = entry.tokens->text(scratch);
+    if (entry.tokens->is_packed()) all = texts.emplace_back(std::move(scratch));
+    std::vector<std::string_view> tokens;
+    for (std::size_t at = 1; at < all.size();) {
+      const std::size_t end = all.find('\0', at);
+      if (end == std::string_view::npos) break;
+      tokens.push_back(all.substr(at, end - at));
+      ++frequency[tokens.back()];
+      at = end + 1;
+    }
+    spelled.emplace_back(path, std::move(tokens));
+  }
+  PackedTokens out;
+  std::vector<std::size_t> renumbered(used.size(), 0);
+  std::unordered_map<std::string_view, std::size_t> id_of;
+  for (std::size_t id = 0; id < used.size(); ++id)
+    if (used[id]) {
+      renumbered[id] = out.dictionary.size();
+      out.dictionary.add(reused->token(id));
+      if (!spelled.empty()) id_of.emplace(reused->token(id), renumbered[id]);
+    }
+  // New tokens, the commonest first: their gaps in the packed ids are then mostly one byte.
+  std::vector<std::pair<std::size_t, std::string_view>> added;
+  for (const auto& [token, count] : frequency)
+    if (!id_of.count(token)) added.emplace_back(count, token);
+  std::sort(added.begin(), added.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  for (const auto& [count, token] : added) {
+    id_of.emplace(token, out.dictionary.size());
+    out.dictionary.add(token);
+  }
+  auto pack = [](std::vector<std::size_t>& ids) {
+    std::sort(ids.begin(), ids.end());
+    std::string packed;
+    std::size_t previous = 0;
+    for (std::size_t id : ids) {
+      append_packed_id(packed, id - previous);
+      previous = id;
+    }
+    return packed;
+  };
+  std::vector<std::size_t> ids;
+  for (const auto& [path, entry] : contents.entries)
+    if (entry.tokens && reused && entry.tokens->dictionary().get() == reused) {
+      ids.clear();
+      each_packed_id(entry.tokens->ids(), reused->size(),
+                     [&](std::size_t id) { ids.push_back(renumbered[id]); });
+      out.ids.emplace(path, pack(ids));
+    }
+  for (const auto& [path, tokens] : spelled) {
+    ids.clear();
+    for (std::string_view token : tokens) ids.push_back(id_of.at(token));
+    out.ids.emplace(path, pack(ids));
+  }
+  return out;
 }
 
 }  // namespace
@@ -37,6 +127,9 @@ std::string encode_file_index(const FileIndexContents& contents) {
   out.text(kIndexTag);
   out.varint(kIndexLayout);
   out.text(contents.tool_version);
+  const PackedTokens tokens = pack_tokens(contents);
+  out.varint(tokens.dictionary.size());
+  for (std::size_t id = 0; id < tokens.dictionary.size(); ++id) out.text(tokens.dictionary.token(id));
   out.varint(contents.entries.size());
   for (const auto& [path, entry] : contents.entries) {
     out.text(path);
@@ -57,7 +150,7 @@ std::string encode_file_index(const FileIndexContents& contents) {
       for (const auto& name : *entry.class_names) out.text(name);
     }
     out.varint(entry.tokens ? 1 : 0);
-    if (entry.tokens) out.text(*entry.tokens);
+    if (entry.tokens) out.text(tokens.ids.at(path));
   }
   return seal_cache_payload(out.bytes());
 }
@@ -70,6 +163,8 @@ std::optional<FileIndexContents> decode_file_index(std::string_view bytes) {
     if (in.text() != kIndexTag || in.varint() != kIndexLayout) return std::nullopt;
     FileIndexContents contents;
     contents.tool_version = in.text();
+    auto dictionary = std::make_shared<TokenDictionary>();
+    for (std::size_t n = in.count(), id = 0; id < n; ++id) dictionary->add(in.text());
     const std::size_t entries = in.count();
     for (std::size_t e = 0; e < entries; ++e) {
       std::string path(in.text());
@@ -89,7 +184,11 @@ std::optional<FileIndexContents> decode_file_index(std::string_view bytes) {
         entry.class_names.emplace(in.count());
         for (auto& name : *entry.class_names) name = in.text();
       }
-      if (in.flag()) entry.tokens.emplace(in.text());
+      if (in.flag()) {
+        const std::string_view ids = in.text();
+        if (!each_packed_id(ids, dictionary->size(), [](std::size_t) {})) return std::nullopt;
+        entry.tokens = TokenSummary::packed(dictionary, std::string(ids));
+      }
       if (!contents.entries.emplace(std::move(path), std::move(entry)).second) return std::nullopt;
     }
     if (in.left() != 0) return std::nullopt;

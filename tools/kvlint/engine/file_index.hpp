@@ -28,6 +28,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tools/kvlint/engine/token_summary.hpp"
+
 namespace kvlint {
 
 struct FileStamp {
@@ -59,7 +61,7 @@ struct FileIndexEntry {
   std::uint64_t content_hash = 0;                       // XXH3-64 of the bytes
   std::vector<ScanRecord> scans;                        // sorted by scan
   std::optional<std::vector<std::string>> class_names;  // the engine's class-name scan, when it ran
-  std::optional<std::string> tokens;                    // its token summary (token_summary.hpp), when made
+  std::optional<TokenSummary> tokens;                   // its token summary (token_summary.hpp), when made
   bool operator==(const FileIndexEntry&) const = default;
 };
 

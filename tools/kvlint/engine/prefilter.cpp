@@ -157,9 +157,12 @@ bool ProjectRun::scan_for(FileState& f, std::uint64_t scan,
                           const std::function<bool(std::string_view)>& summary_may_match) {
   if (const std::optional<bool> hit = recalled(f, scan)) return *hit;
   // The token summary of a file whose bytes are not kept says no without reading them.
-  if (!f.kept && f.tokens && summary_may_match && !summary_may_match(*f.tokens)) {
-    f.scans.push_back({scan, false});
-    return false;
+  if (!f.kept && f.tokens && summary_may_match) {
+    std::string scratch;
+    if (!summary_may_match(f.tokens->text(scratch))) {
+      f.scans.push_back({scan, false});
+      return false;
+    }
   }
   const FileBytes content = reread(f);
   if (!content) return false;

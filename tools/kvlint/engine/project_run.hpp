@@ -76,7 +76,7 @@ struct FileState {
   std::optional<std::vector<std::string>> defined_classes;  // names after `class `, scanned on demand
   // The identifier tokens of a file whose bytes the run does not keep (token_summary.hpp): the
   // widening stage's searches read the bytes only where it says they may match.
-  std::optional<std::string> tokens;
+  std::optional<TokenSummary> tokens;
   // Analysed by the base-class search (analyse_bases) this many levels from a file analysed for
   // what it holds; its own bases are searched for below kMaxBaseRounds.
   int base_level = 0;

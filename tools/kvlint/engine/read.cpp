@@ -68,7 +68,7 @@ void ProjectRun::read_all(std::atomic<std::size_t>& kept_bytes, const FileIndex*
       return;
     }
     f.defined_classes = scan_class_names(outcome.content, f.is_cpp);
-    f.tokens = token_summary(outcome.content);
+    f.tokens = TokenSummary(token_summary(outcome.content));
   });
   for (std::size_t i = 0; i < files_.size(); ++i) {
     result_.stats.bytes_read += sizes[i];

@@ -66,3 +66,46 @@ bool summary_may_contain(std::string_view summary, std::string_view needle, Need
 }
 
 }  // namespace kvlint
+
+namespace kvlint {
+
+TokenSummary TokenSummary::packed(std::shared_ptr<const TokenDictionary> dictionary, std::string ids) {
+  TokenSummary out;
+  out.text_.clear();
+  out.dictionary_ = std::move(dictionary);
+  out.ids_ = std::move(ids);
+  return out;
+}
+
+std::string_view TokenSummary::text(std::string& scratch) const {
+  if (!dictionary_) return text_;
+  // Ids follow the dictionary's order (the commonest tokens first), the text the tokens' own.
+  std::vector<std::string_view> tokens;
+  each_packed_id(ids_, dictionary_->size(),
+                 [&](std::size_t id) { tokens.push_back(dictionary_->token(id)); });
+  std::sort(tokens.begin(), tokens.end());
+  scratch.assign(1, '\0');
+  for (std::string_view t : tokens) {
+    scratch += t;
+    scratch += '\0';
+  }
+  return scratch;
+}
+
+bool TokenSummary::operator==(const TokenSummary& other) const {
+  if (dictionary_ && dictionary_ == other.dictionary_) return ids_ == other.ids_;
+  std::string mine;
+  std::string theirs;
+  return text(mine) == other.text(theirs);
+}
+
+void append_packed_id(std::string& ids, std::size_t gap) {
+  std::uint64_t value = gap;
+  while (value >= 0x80) {
+    ids += static_cast<char>((value & 0x7f) | 0x80);
+    value >>= 7;
+  }
+  ids += static_cast<char>(value);
+}
+
+}  // namespace kvlint

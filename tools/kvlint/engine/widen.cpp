@@ -361,14 +361,16 @@ std::vector<std::size_t> ProjectRun::demanded(const facts::Demand::Wants& wants)
       return;
     }
     if (!f.kept && f.tokens) {
+      std::string scratch;
+      const std::string_view tokens = f.tokens->text(scratch);
       auto named = [&](const std::set<std::string>& names) {
         return std::any_of(names.begin(), names.end(),
-                           [&](const std::string& n) { return summary_may_contain(*f.tokens, n); });
+                           [&](const std::string& n) { return summary_may_contain(tokens, n); });
       };
       const bool maybe = named(wants.functions) || named(wants.constants) || named(wants.handed_self) ||
                          named(wants.mentioned) ||
                          std::any_of(built_needles.begin(), built_needles.end(), [&](const std::string& n) {
-                           return summary_may_contain(*f.tokens, n, NeedleSearch::Start::WordStart);
+                           return summary_may_contain(tokens, n, NeedleSearch::Start::WordStart);
                          });
       if (!maybe) return;
     }
