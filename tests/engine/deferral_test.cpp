@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <string>
 
+#include "tests/engine/check_tree.hpp"
 #include "tests/engine/temp_dir.hpp"
 #include "tools/kvlint/engine/engine.hpp"
 #include "tools/kvlint/reporters/reporters.hpp"
@@ -17,14 +18,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using kvlint::testing::TempDir;
+using kvlint::testing::tree_options;
 using ::testing::HasSubstr;
 
 CheckResult check(const TempDir& dir, bool defer) {
-  CheckOptions options;
-  options.paths = {dir.path()};
-  options.config.root = dir.path();
-  options.use_cache = false;
-  options.jobs = 1;
+  CheckOptions options = tree_options(dir);
   options.defer_context = defer;
   return run_check(options);
 }
@@ -129,11 +127,9 @@ TEST(Deferral, ADeferredFileTheCacheHoldsIsTakenUpFront) {
   dir.write("pkg/generator.py", kGenerator);
   dir.write("pkg/talker.py", kTalker);
   dir.write("pkg/config.py", "class TalkerConfig:\n    def __init__(self, use_cache=True):\n        pass\n");
-  CheckOptions options;
-  options.paths = {dir.path()};
-  options.config.root = dir.path();
+  CheckOptions options = tree_options(dir);
+  options.use_cache = true;
   options.cache_dir = cache.path();
-  options.jobs = 1;
   const CheckResult cold = run_check(options);
   EXPECT_EQ(cold.stats.files_parsed, 2u);  // generator.py, and talker.py when KV101 asked
   EXPECT_EQ(cold.stats.files_deferred, 1u);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <string>
 
+#include "tests/engine/check_tree.hpp"
 #include "tests/engine/temp_dir.hpp"
 #include "tools/kvlint/engine/engine.hpp"
 
@@ -14,6 +15,7 @@ namespace kvlint {
 namespace {
 
 using kvlint::testing::TempDir;
+using kvlint::testing::check_tree;
 using Clock = std::chrono::steady_clock;
 
 // The sanitizer builds (scripts/test-sanitizers) run these several times slower (the chain below
@@ -29,15 +31,6 @@ constexpr int kSlowdown = 1;
 #else
 constexpr int kSlowdown = 1;
 #endif
-
-CheckResult check(const TempDir& dir) {
-  CheckOptions options;
-  options.paths = {dir.path()};
-  options.config.root = dir.path();
-  options.use_cache = false;
-  options.jobs = 1;
-  return run_check(options);
-}
 
 std::size_t count(const CheckResult& r, std::string_view code) {
   return static_cast<std::size_t>(
@@ -62,7 +55,7 @@ TEST(PathologicalInput, AChainOfTwentyFiveHundredSubclassesEachBuildingACacheIsC
   TempDir dir;
   dir.write("chain.py", subclass_chain(2500));
   const auto started = Clock::now();
-  const CheckResult r = check(dir);
+  const CheckResult r = check_tree(dir);
   const auto took = Clock::now() - started;
   EXPECT_EQ(count(r, "KV101"), 2500u);
   EXPECT_LT(took, std::chrono::seconds(30 * kSlowdown))
@@ -83,7 +76,7 @@ TEST(PathologicalInput, TenThousandStackedFileLevelSuppressionsAreAppliedWithinS
               "        self.cache = DynamicCache()  # kvlint: ignore[KV101] declared by the holder\n\n";
   dir.write("m.py", source);
   const auto started = Clock::now();
-  const CheckResult r = check(dir);
+  const CheckResult r = check_tree(dir);
   const auto took = Clock::now() - started;
   // Every KV101 is suppressed (inline and file-wide), and every suppression was used.
   EXPECT_THAT(r.findings, ::testing::IsEmpty());

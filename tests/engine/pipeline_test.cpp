@@ -6,6 +6,7 @@
 #include <set>
 
 #include "analyzers/facts/facts_json.hpp"
+#include "tests/engine/check_tree.hpp"
 #include "tests/engine/temp_dir.hpp"
 #include "tools/kvlint/engine/engine.hpp"
 #include "tools/kvlint/engine/result_cache.hpp"
@@ -18,9 +19,7 @@ using kvlint::testing::quote;
 using kvlint::testing::TempDir;
 
 CheckResult check(const TempDir& dir, bool use_cache = false, unsigned jobs = 1) {
-  CheckOptions options;
-  options.paths = {dir.path()};
-  options.config.root = dir.path();
+  CheckOptions options = kvlint::testing::tree_options(dir);
   options.use_cache = use_cache;
   options.jobs = jobs;
   return run_check(options);

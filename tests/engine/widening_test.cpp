@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "tests/engine/check_tree.hpp"
 #include "tests/engine/temp_dir.hpp"
 #include "tools/kvlint/engine/engine.hpp"
 #include "tools/kvlint/engine/project_run.hpp"
@@ -15,16 +16,8 @@ namespace kvlint {
 namespace {
 
 using kvlint::testing::TempDir;
+using kvlint::testing::check_tree;
 using ::testing::Contains;
-
-CheckResult check(const TempDir& dir) {
-  CheckOptions options;
-  options.paths = {dir.path()};
-  options.config.root = dir.path();
-  options.use_cache = false;
-  options.jobs = 1;
-  return run_check(options);
-}
 
 // The step that pulled `file_name` in, or "" when no step did.
 std::string widened_by(const CheckResult& result, std::string_view file_name) {
@@ -69,7 +62,7 @@ TEST(WideningSteps, CaptureHoldersPullInTheFileBuildingACapturingClass) {
             "class Codec2:\n"
             "    def load(self):\n"
             "        self.wrapper = MyGraphWrapper()\n");
-  const CheckResult result = check(dir);
+  const CheckResult result = check_tree(dir);
   EXPECT_EQ(widened_by(result, "holder.py"), "capture-holders");
   EXPECT_EQ(widened_by(result, "other.py"), "");
   // What --verbose prints.
@@ -96,7 +89,7 @@ TEST(WideningSteps, BasesPullInTheFileDefiningABaseClass) {
   dir.write("other.py",
             "class EncoderBase:\n"
             "    pass\n");
-  const CheckResult result = check(dir);
+  const CheckResult result = check_tree(dir);
   EXPECT_EQ(widened_by(result, "base.py"), "bases");
   EXPECT_EQ(widened_by(result, "other.py"), "");
 }
@@ -122,7 +115,7 @@ TEST(WideningSteps, CacheSubclassesPullInTheFileNamingTheProjectsCacheClass) {
             "class Other:\n"
             "    def __init__(self):\n"
             "        self.kv = Rolling()\n");
-  const CheckResult result = check(dir);
+  const CheckResult result = check_tree(dir);
   EXPECT_EQ(widened_by(result, "model.py"), "cache-subclasses");
   EXPECT_EQ(widened_by(result, "other.py"), "");
 }
@@ -150,7 +143,7 @@ TEST(WideningSteps, DemandPullsInTheDeferredFileARuleAsksFor) {
             "class TalkerConfig:\n"
             "    def __init__(self, use_cache=True):\n"
             "        self.use_cache = use_cache\n");
-  const CheckResult result = check(dir);
+  const CheckResult result = check_tree(dir);
   EXPECT_EQ(widened_by(result, "talker.py"), "demand");
   EXPECT_EQ(widened_by(result, "config.py"), "");
   EXPECT_EQ(result.stats.files_deferred, 1u);  // config.py
@@ -186,7 +179,7 @@ TEST(WideningSteps, KvStoreHoldersPullInTheCppFileHoldingAKvStore) {
             "class Other {\n"
             "  std::shared_ptr<OtherState> store_;\n"
             "};\n");
-  const CheckResult result = check(dir);
+  const CheckResult result = check_tree(dir);
   EXPECT_EQ(widened_by(result, "attention.h"), "kv-store-holders");
   EXPECT_EQ(widened_by(result, "other.h"), "");
 }
