@@ -18,7 +18,8 @@
 
 namespace kvlint::facts {
 
-using namespace project_detail;
+using project_detail::parameter_index;
+using project_detail::split_dotted;
 
 namespace {
 

@@ -15,7 +15,7 @@
 
 namespace kvlint::facts {
 
-using namespace project_detail;
+using project_detail::split_dotted;
 
 std::vector<Built> Project::constructions_of(ClassRef cls) const {
   if (!cls) return {};

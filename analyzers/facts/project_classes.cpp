@@ -17,7 +17,8 @@
 
 namespace kvlint::facts {
 
-using namespace project_detail;
+using project_detail::ends_with_component;
+using project_detail::module_matches;
 
 // An absolute dotted prefix (`transformers.models.whisper.modeling_whisper`) may name a Python
 // module of the project: the module itself, a package above it (a re-export), or either seen

@@ -15,7 +15,7 @@
 
 namespace kvlint::facts {
 
-using namespace project_detail;
+using project_detail::kMaxHolderDepth;
 
 std::vector<ClassRef> Project::declaring_classes() const {
   std::set<const ClassFact*> wanted;

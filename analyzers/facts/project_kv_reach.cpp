@@ -13,7 +13,9 @@
 
 namespace kvlint::facts {
 
-using namespace project_detail;
+using project_detail::kMaxCallDepth;
+using project_detail::parameter_index;
+using project_detail::split_dotted;
 
 std::vector<KvWrite> Project::kv_writes_in(CodeRef code) const {
   std::vector<KvWrite> out;

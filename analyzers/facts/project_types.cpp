@@ -12,7 +12,11 @@
 
 namespace kvlint::facts {
 
-using namespace project_detail;
+using project_detail::is_uppercase;
+using project_detail::kMaxTypeDepth;
+using project_detail::module_matches;
+using project_detail::parameter_index;
+using project_detail::split_dotted;
 
 CodeRef Project::find_method(ClassRef cls, std::string_view name) const {
   if (!cls) return {};
