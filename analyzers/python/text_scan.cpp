@@ -214,37 +214,47 @@ bool may_build_cache(std::string_view source, const std::vector<std::string>& ca
   return false;
 }
 
+namespace {
+constexpr std::string_view kRawKvAllocations[] = {"zeros(", "empty(", "full(",
+                                                  "ones(",  "_like(", "empty_strided("};
+constexpr std::string_view kRawKvMarkers[] = {"scaled_dot_product_attention",
+                                              "flash_attn",
+                                              "k_cache",
+                                              "v_cache",
+                                              "kv_cache",
+                                              "key_cache",
+                                              "value_cache",
+                                              "self.keys",
+                                              "self.values",
+                                              "self._keys",
+                                              "self._values",
+                                              "self.kv",
+                                              "self._kv",
+                                              "KV",
+                                              "Kv",
+                                              "_ring",
+                                              "past_k",
+                                              "past_v",
+                                              "cache_k",
+                                              "cache_v",
+                                              "k_buf",
+                                              "v_buf",
+                                              "kv_buf"};
+}  // namespace
+
+std::span<const std::string_view> raw_kv_allocations() {
+  return kRawKvAllocations;
+}
+std::span<const std::string_view> raw_kv_markers() {
+  return kRawKvMarkers;
+}
+
 bool may_hold_raw_kv(std::string_view source) {
-  static constexpr std::string_view kAllocations[] = {"zeros(", "empty(", "full(",
-                                                      "ones(",  "_like(", "empty_strided("};
-  static constexpr std::string_view kMarkers[] = {"scaled_dot_product_attention",
-                                                  "flash_attn",
-                                                  "k_cache",
-                                                  "v_cache",
-                                                  "kv_cache",
-                                                  "key_cache",
-                                                  "value_cache",
-                                                  "self.keys",
-                                                  "self.values",
-                                                  "self._keys",
-                                                  "self._values",
-                                                  "self.kv",
-                                                  "self._kv",
-                                                  "KV",
-                                                  "Kv",
-                                                  "_ring",
-                                                  "past_k",
-                                                  "past_v",
-                                                  "cache_k",
-                                                  "cache_v",
-                                                  "k_buf",
-                                                  "v_buf",
-                                                  "kv_buf"};
   auto any = [&](const auto& needles) {
     return std::any_of(std::begin(needles), std::end(needles),
                        [&](std::string_view n) { return detail::find_text(source, n) != npos; });
   };
-  return any(kAllocations) && any(kMarkers);
+  return any(kRawKvAllocations) && any(kRawKvMarkers);
 }
 
 bool mentions(std::string_view source, std::string_view name) {

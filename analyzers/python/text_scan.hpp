@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,10 @@ bool may_build_cache(std::string_view source, const std::vector<std::string>& ca
 // `self._kv`, `KVCache`, `_ring`, `past_k`). The front end records raw K/V only in a file that
 // passes, so this is exact for what it records.
 bool may_hold_raw_kv(std::string_view source);
+// Its two lists: a file passes when it holds a substring from each (the engine's prefilter
+// searches for them in one pass each, tools/kvlint/engine/prefilter.cpp).
+std::span<const std::string_view> raw_kv_allocations();
+std::span<const std::string_view> raw_kv_markers();
 
 // ---- witnesses ----
 

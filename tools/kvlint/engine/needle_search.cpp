@@ -9,8 +9,6 @@
 namespace kvlint {
 namespace {
 
-constexpr std::size_t kWindow = 4;
-
 uint16_t window_hash(const char* at) {
   uint32_t word;
   std::memcpy(&word, at, sizeof word);

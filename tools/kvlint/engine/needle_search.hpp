@@ -26,6 +26,8 @@ class NeedleSearch {
   // counts only where the byte before it is none (`Graph(` in `nx.Graph(`, not in
   // `CUDAGraph(`); a needle beginning otherwise (`<Graph>`) counts anywhere.
   enum class Start { Anywhere, WordStart };
+  // The sampled window: a needle shorter than this makes the search one memmem per needle.
+  static constexpr std::size_t kWindow = 4;
 
   explicit NeedleSearch(std::vector<std::string> needles, Start start = Start::Anywhere);
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <new>
+#include <span>
 
 #include "analyzers/python/text_scan.hpp"
 #include "tools/kvlint/engine/project_run.hpp"
@@ -18,6 +19,14 @@ namespace kvlint::pipeline {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The needles of `list` that NeedleSearch samples (`sampled`), or the others.
+std::vector<std::string> raw_kv_needles(std::span<const std::string_view> list, bool sampled) {
+  std::vector<std::string> out;
+  for (std::string_view n : list)
+    if ((n.size() >= NeedleSearch::kWindow) == sampled) out.emplace_back(n);
+  return out;
+}
 
 // Text that a file must contain to possibly produce facts a rule reads.
 std::vector<std::string> prefilter_anchors(const facts::Vocabulary& v) {
@@ -116,7 +125,10 @@ PrefilterScan::PrefilterScan(const facts::Vocabulary& v)
 PrefilterScan::PrefilterScan(const std::vector<std::string>& python, const std::vector<std::string>& cpp,
                              const std::vector<std::string>& seeds,
                              const std::vector<std::string>& cache_classes)
-    : python_search_(python),
+    : raw_kv_allocations_(raw_kv_needles(python::raw_kv_allocations(), true)),
+      raw_kv_markers_(raw_kv_needles(python::raw_kv_markers(), true)),
+      raw_kv_short_markers_(raw_kv_needles(python::raw_kv_markers(), false)),
+      python_search_(python),
       cpp_search_(cpp),
       seed_search_(seeds),
       cache_classes_(cache_classes),
@@ -128,13 +140,20 @@ PrefilterScan::PrefilterScan(const std::vector<std::string>& python, const std::
 bool PrefilterScan::found_in(bool is_cpp, std::string_view content) const {
   return is_cpp ? cpp_search_.found_in(content)
                 : python_search_.found_in(content) || reads_scope_and_multiplicity(content) ||
-                      python::may_hold_raw_kv(content);
+                      may_hold_raw_kv(content);
+}
+
+bool PrefilterScan::may_hold_raw_kv(std::string_view content) const {
+  if (!raw_kv_allocations_.found_in(content)) return false;
+  return raw_kv_markers_.found_in(content) ||
+         std::any_of(raw_kv_short_markers_.begin(), raw_kv_short_markers_.end(),
+                     [&](const std::string& n) { return content.find(n) != std::string_view::npos; });
 }
 
 bool PrefilterScan::may_hold_seed(std::string_view content) const {
   return seed_search_.found_in(content) || reads_scope_and_multiplicity(content) ||
          python::may_build_cache(content, cache_classes_) || python::passes_use_cache_true(content) ||
-         python::may_hold_raw_kv(content);
+         may_hold_raw_kv(content);
 }
 
 // What text scan `scan` found in `f`: earlier in this run, or in the run the file index
