@@ -133,6 +133,16 @@ std::string stored_type(const Context& cx, QualType type) {
   return text;
 }
 
+// A pointer's type as written (`_DataType*` in a class template, where stored_type says "Tensor").
+std::string type_as_written(const Context& cx, QualType type) {
+  if (type.isNull() || !type->isDependentType()) return stored_type(cx, type);
+  PrintingPolicy policy(cx.ast.getLangOpts());
+  policy.SuppressScope = true;
+  std::string text = type.getUnqualifiedType().getAsString(policy);
+  for (std::size_t at = text.find(" *"); at != std::string::npos; at = text.find(" *", at)) text.erase(at, 1);
+  return text;
+}
+
 // What a container holds, as its declaration spells it (`std::vector<int8_t*>`: `int8_t*`; a
 // map's mapped type).
 std::string element_type(const Context& cx, QualType container, bool keyed) {
@@ -149,6 +159,8 @@ std::string element_type(const Context& cx, QualType container, bool keyed) {
     if (args.size() > index && args[index].getKind() == TemplateArgument::Type)
       element = args[index].getAsType();
   }
+  // `std::vector<_DataType*>` in a class template: the pointer as written, not "Tensor".
+  if (!element.isNull() && element->isPointerType()) return type_as_written(cx, element);
   return stored_type(cx, element);
 }
 
@@ -647,6 +659,22 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
         cx.out.cache_sites.push_back(std::move(site));
         return;
       }
+      // `k_cache_ = query_ + batch_dim_`: a region of a handed device buffer kept as K/V.
+      if (std::string member = carved_kv_member(cx, s); !member.empty()) {
+        Destination where;
+        where.retention = facts::Retention::SelfAttribute;
+        where.member = member;
+        where.retained_as = "self." + member;
+        where.kv = true;
+        std::string kept = "void*";
+        if (const CXXRecordDecl* owner = owner_of(&function); owner && owner->getDefinition())
+          for (const FieldDecl* field : owner->getDefinition()->fields())
+            if (field->getName() == member) kept = type_as_written(cx, field->getType());
+        facts::CacheSite site = make_site(cx, &function, s, kept, "pointer arithmetic", where);
+        site.stores_existing = true;  // memory its owner allocated, laid out here
+        cx.out.cache_sites.push_back(std::move(site));
+        return;
+      }
       const auto* call = dyn_cast<CallExpr>(s);
       if (!call) return;
       if (is_tensor_allocation(cx, call)) {
@@ -685,10 +713,16 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
         where.retained_as = callee.substr(0, dot);
         where.kv = true;
         if (is_keyed_insert(method) && call->getNumArgs() >= 1) where.key = call->getArg(0);
-        const std::string element =
-            member_call ? element_type(cx, member_call->getImplicitObjectArgument()->getType(),
-                                       is_keyed_insert(method))
-                        : std::string("Tensor");
+        std::string element = "Tensor";
+        if (member_call) {
+          element =
+              element_type(cx, member_call->getImplicitObjectArgument()->getType(), is_keyed_insert(method));
+        } else if (const CXXRecordDecl* owner = owner_of(&function); owner && owner->getDefinition()) {
+          // A dependent call (a class template's `std::vector<_DataType*>`): the member's declared type.
+          for (const FieldDecl* field : owner->getDefinition()->fields())
+            if (field->getName() == member)
+              element = element_type(cx, field->getType(), is_keyed_insert(method));
+        }
         facts::CacheSite site = make_site(cx, &function, call, element, method, where);
         site.stores_existing = true;
         cx.out.cache_sites.push_back(std::move(site));

@@ -212,11 +212,7 @@ void scan(const Context& cx, const FunctionDecl& function, const Stmt* root, Use
     // Handed to a kernel launch or to a launcher (`launch_append_kv(k_cache_ + offset, k, ...)`: degraded
     // mode reads `.cu` files as C++, where `<<<...>>>` does not parse, so host code's launcher calls
     // are what is seen); not the runtime's copies and frees, nor another object's method.
-    const std::string launched = last_component(qualified_callee(cx, call));
-    if (!constructor && !isa<CXXMemberCallExpr, CXXOperatorCallExpr>(call) && !launched.starts_with("cuda") &&
-        !launched.starts_with("torch") &&
-        (isa<CUDAKernelCallExpr>(call) || launched.find("launch") != std::string::npos ||
-         launched.find("kernel") != std::string::npos)) {
+    if (!constructor && is_kernel_launch(cx, call)) {
       for (const Expr* arg : call->arguments())
         for_each_stmt(arg, [&](const Stmt* a) {
           if (const auto* m = dyn_cast<MemberExpr>(a))
@@ -309,6 +305,11 @@ void find_kv_members(Context& cx, const std::vector<const FunctionDecl*>& functi
           uses.from_parameter.insert(init->getMember()->getNameAsString());
         scan(cx, *function, init->getInit(), uses);
       }
+  }
+  // Regions of a handed device buffer the class lays out itself and keeps as K/V (device_kv.cpp).
+  for (const auto& [member, factors] : carved_device_kv(cx, functions)) {
+    uses.allocated[member] = std::max(uses.allocated[member], factors);
+    cx.kv_by_use.insert(member);
   }
   // A pointer the class allocates itself (cudaMalloc, ggml_new_tensor_3d) is its own memory.
   for (const CXXRecordDecl* record : records)

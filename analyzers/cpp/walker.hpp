@@ -191,6 +191,19 @@ std::string device_allocated_member(const Context& cx, const clang::CallExpr* ca
 bool is_allocating_wrapper(const Context& cx, const clang::CallExpr* call);
 // The dimensions a size product multiplies (`layers * heads * len * head_dim * sizeof(half)`: 4).
 std::size_t size_factors(const clang::Expr* size);
+// A launch of device code: a `<<<...>>>` kernel call, or a host launcher named `launch...` /
+// `...kernel...` (degraded mode reads `.cu` files as C++, where `<<<...>>>` does not parse); not
+// the runtime's copies and frees (`cuda...`), LibTorch, nor another object's method.
+bool is_kernel_launch(const Context& cx, const clang::CallExpr* call);
+// Regions of a device buffer the class is handed and lays out itself (`init_buffer(void* buf)`:
+// `k_cache_ = query_ + batch_dim_`, `self_k_.push_back(curp); curp += layer_size_;` per layer)
+// that are K/V: spanning every layer (four or more factors), handed to a kernel launch outside
+// the constructor (through a view member or a local too), named as K/V. Member -> factors.
+std::map<std::string, std::size_t> carved_device_kv(const Context& cx,
+                                                    const std::vector<const clang::FunctionDecl*>& functions);
+// `k_cache_ = query_ + batch_dim_`: the carved K/V member (kv_by_use) the statement lays out; empty
+// otherwise.
+std::string carved_kv_member(const Context& cx, const clang::Stmt* s);
 // `ggml_new_tensor_3d(...)`: 3; `ggml_new_tensor(...)`: many; not a ggml allocation: 0.
 std::size_t ggml_dims(const Context& cx, const clang::CallExpr* call);
 

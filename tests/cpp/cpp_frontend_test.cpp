@@ -491,7 +491,11 @@ INSTANTIATE_TEST_SUITE_P(
             "kv103_undeclared_graph_capture/fixtures/silent_cpp_capture_over_forward_without_kv_inputs"},
         KvByBehaviourFixture{"KV101", "kv101_undeclared_cache/fixtures/fire_cpp_raw_device_kv"},
         KvByBehaviourFixture{"KV101",
-                             "kv101_undeclared_cache/fixtures/silent_cpp_raw_device_buffers_not_kv"}),
+                             "kv101_undeclared_cache/fixtures/silent_cpp_raw_device_buffers_not_kv"},
+        KvByBehaviourFixture{"KV101",
+                             "kv101_undeclared_cache/fixtures/fire_cpp_device_kv_laid_out_in_a_handed_buffer"},
+        KvByBehaviourFixture{"KV101",
+                             "kv101_undeclared_cache/fixtures/silent_cpp_device_buffers_laid_out_not_kv"}),
     [](const ::testing::TestParamInfo<KvByBehaviourFixture>& fixture_info) {
       std::string name = fs::path(fixture_info.param.relative).filename().string();
       name.erase(std::remove(name.begin(), name.end(), '_'), name.end());

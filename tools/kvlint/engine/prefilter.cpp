@@ -85,14 +85,24 @@ std::vector<std::string> cpp_prefilter_anchors(const facts::Vocabulary& v) {
   return anchors;
 }
 
+bool has_text(std::string_view content, std::string_view needle) {
+  return ::memmem(content.data(), content.size(), needle.data(), needle.size()) != nullptr;
+}
+
 // Plain code that sizes rows from a lifetime (KV204) names no protocol anchor: a function
 // over whatever the models report, with its own enum. Such a file reads a scope and the
 // engine's per-sequence multiplicity (`max_num_seqs`) together.
 bool reads_scope_and_multiplicity(std::string_view content) {
-  auto has = [&](std::string_view needle) {
-    return ::memmem(content.data(), content.size(), needle.data(), needle.size()) != nullptr;
-  };
+  auto has = [&](std::string_view needle) { return has_text(content, needle); };
   return has("num_seqs") && (has("scope") || has("Scope"));  // the rare one first: one pass for most files
+}
+
+// Raw device K/V laid out in a buffer the class is handed (analyzers/cpp/device_kv.cpp) has no
+// name to anchor on: such a file takes an untyped buffer (`init_buffer(void* buf)`) and launches
+// device code that writes it (`<<<...>>>`, or a host launcher: `ker_append_kv_launcher`).
+bool lays_out_device_memory(std::string_view content) {
+  auto has = [&](std::string_view needle) { return has_text(content, needle); };
+  return (has("void*") || has("void *")) && (has("launch") || has("<<<"));
 }
 
 }  // namespace
@@ -134,11 +144,11 @@ PrefilterScan::PrefilterScan(const std::vector<std::string>& python, const std::
       cache_classes_(cache_classes),
       // "+raw-kv": the Python scans also pass python::may_hold_raw_kv's files.
       python_id_(scan_id("prefilter+raw-kv", false, python)),
-      cpp_id_(scan_id("prefilter-cpp", false, cpp)),
+      cpp_id_(scan_id("prefilter-cpp+device-layout", false, cpp)),
       seed_id_(scan_id("seed+raw-kv", false, seeds) ^ scan_id("seed-cache-classes", false, cache_classes)) {}
 
 bool PrefilterScan::found_in(bool is_cpp, std::string_view content) const {
-  return is_cpp ? cpp_search_.found_in(content)
+  return is_cpp ? cpp_search_.found_in(content) || lays_out_device_memory(content)
                 : python_search_.found_in(content) || reads_scope_and_multiplicity(content) ||
                       may_hold_raw_kv(content);
 }
