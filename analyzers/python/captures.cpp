@@ -38,7 +38,12 @@ void FileWalker::on_capture_begin(TSNode call, TSNode fn) {
         return true;
       }
       if (!after) return true;
-      if (contains(text(s), "capture_end")) return false;
+      if (contains(text(s), "capture_end")) {
+        // `try: <captured> finally: g.capture_end()`: the statement that ends the capture holds
+        // captured code too; a plain `g.capture_end()` holds none.
+        if (sym(s) != Sym::ExpressionStatement) body.push_back(s);
+        return false;
+      }
       body.push_back(s);
       return true;
     });
@@ -46,7 +51,8 @@ void FileWalker::on_capture_begin(TSNode call, TSNode fn) {
       std::vector<std::string> callees;
       collect_call_texts(s, callees);
       for (auto& c : callees)
-        if (std::find(site.captured_calls.begin(), site.captured_calls.end(), c) == site.captured_calls.end())
+        if (!ends_with(c, "capture_end") &&
+            std::find(site.captured_calls.begin(), site.captured_calls.end(), c) == site.captured_calls.end())
           site.captured_calls.push_back(std::move(c));
     }
   }

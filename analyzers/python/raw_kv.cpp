@@ -103,8 +103,24 @@ bool says_not_kv(std::string_view name) {
   return false;
 }
 
+// A callee named for attention (`_cp_attention_kernel`, `attend`, `paged_attn`), not for
+// something beside it (`_update_attention_mask`, `attn_bias`).
+bool names_attention(std::string_view callee) {
+  const std::size_t dot = callee.rfind('.');
+  const std::string_view last = dot == std::string_view::npos ? callee : callee.substr(dot + 1);
+  if (says_not_kv(last)) return false;
+  for (const std::string& t : name_tokens(last))
+    if (t == "attention" || t == "attn" || t == "attend") return true;
+  return false;
+}
+
+// A shape with a heads dimension, a head_dim one and a positions one (`(2, slots, heads,
+// capacity, head_dim)`).
+bool attention_shaped(const std::vector<facts::Expression>& shape);
+
 // Which dimension of a shape this is, by the names it reads.
-bool reads_one_of(const facts::Expression& e, std::initializer_list<std::string_view> words) {
+template <typename Words>
+bool reads_one_of(const facts::Expression& e, const Words& words) {
   auto has = [&](std::string_view s) {
     for (const std::string& t : name_tokens(s))
       for (std::string_view w : words)
@@ -113,6 +129,28 @@ bool reads_one_of(const facts::Expression& e, std::initializer_list<std::string_
   };
   if (has(e.text)) return true;
   return std::any_of(e.names.begin(), e.names.end(), [&](const std::string& n) { return has(n); });
+}
+
+// Words of a dimension that counts rows (slots, batch, requests).
+constexpr std::array<std::string_view, 9> kRowWords = {"batch", "bsz",      "bs",       "slots", "slot",
+                                                       "seqs",  "sessions", "requests", "rows"};
+// Words of a dimension that counts positions (the length bound).
+constexpr std::array<std::string_view, 14> kPositionWords = {
+    "len", "length",   "seq",   "ring",  "window", "positions", "context",
+    "ctx", "capacity", "cache", "total", "tokens", "frames",    "blocks"};
+
+bool attention_shaped(const std::vector<facts::Expression>& shape) {
+  bool heads = false, head_dim = false, positions = false;
+  for (const facts::Expression& e : shape) {
+    const std::string t = lower(e.text);
+    if (contains(t, "head_dim") || contains(t, "dim_per_head") || contains(t, "head_size"))
+      head_dim = true;
+    else if (contains(t, "heads"))
+      heads = true;
+    else if (reads_one_of(e, kPositionWords))
+      positions = true;
+  }
+  return heads && head_dim && positions;  // not a per-head scale or bias: it has positions
 }
 
 }  // namespace
@@ -126,9 +164,11 @@ bool FileWalker::is_tensor_allocation(TSNode fn, std::string_view simple) const 
 }
 
 // The attribute of self a value lives in: `self.k_cache[layer].narrow(2, pos, 1)` -> "k_cache",
-// `layer["k_ring"]` after `layer = self.layers[i]` (or `for layer in self.layers`) -> "layers";
+// `layer["k_ring"]` after `layer = self.layers[i]` (or `for layer in self.layers`) -> "layers",
+// `[(layer[0], layer[1]) for layer in self.buffer]` -> "buffer"; `self._kv_views(n)` -> the
+// pseudo-attribute "_kv_views()", which finish_class_raw_kv reads as what that method returns;
 // empty when it is not kept on self.
-std::string FileWalker::kept_member(TSNode n, int depth) {
+std::string FileWalker::kept_member(TSNode n, int depth, TSNode comprehension) {
   for (int steps = 0; steps < 32 && !ts_node_is_null(n); ++steps) {
     spend(1);
     n = unwrap_parens(n);
@@ -138,9 +178,32 @@ std::string FileWalker::kept_member(TSNode n, int depth) {
         continue;
       case Sym::Call: {
         TSNode fn = field(n, g_.f_function);
-        if (sym(fn) != Sym::Attribute || !among(kViews, text(field(fn, g_.f_attribute)))) return {};
-        n = field(fn, g_.f_object);
+        if (sym(fn) != Sym::Attribute) return {};
+        const std::string_view simple = text(field(fn, g_.f_attribute));
+        if (among(kViews, simple)) {
+          n = field(fn, g_.f_object);
+          continue;
+        }
+        // A method of this class that may return a view of what it keeps.
+        if (is_self_attribute(fn) && !among(kInPlaceWrites, simple)) return std::string(simple) + "()";
+        return {};
+      }
+      case Sym::ListComprehension:
+      case Sym::GeneratorExpression:
+        // The elements: `[(layer[0, :n], layer[1, :n]) for layer in self.buffer]`.
+        if (!ts_node_is_null(comprehension)) return {};
+        comprehension = n;
+        n = field(n, g_.f_body);
         continue;
+      case Sym::Tuple:
+      case Sym::List: {
+        // A pair of views built in a comprehension: the first element that is kept.
+        if (ts_node_is_null(comprehension)) return {};
+        // (by index: callers may be iterating with the walker's cursors)
+        std::string found;
+        for (uint32_t i = 0; found.empty() && i < ts_node_named_child_count(n); ++i)
+          found = kept_member(named_child(n, i), depth, comprehension);
+        return found;
       }
       case Sym::Attribute: {
         TSNode object = field(n, g_.f_object);
@@ -153,6 +216,11 @@ std::string FileWalker::kept_member(TSNode n, int depth) {
         if (depth > 2) return {};
         const std::string_view name = text(n);
         if (name == "self") return {};
+        if (TSNode source = comprehension_source(comprehension, name); !ts_node_is_null(source)) {
+          comprehension = TSNode{};
+          n = source;
+          continue;
+        }
         Frame* func = function_frame();
         if (!func) return {};
         // The walk is in source order: the latest binding seen is the one in force here.
@@ -166,6 +234,36 @@ std::string FileWalker::kept_member(TSNode n, int depth) {
     }
   }
   return {};
+}
+
+// What a comprehension's loop variable `name` runs over (`layer` in `... for layer in
+// self.buffer`, also `k` in `... for k, _ in caches`); null when it binds no such name.
+TSNode FileWalker::comprehension_source(TSNode comprehension, std::string_view name) {
+  if (ts_node_is_null(comprehension)) return {};
+  // By index, not with the walker's cursors: kept_member runs inside their iterations.
+  for (uint32_t i = 0; i < ts_node_named_child_count(comprehension); ++i) {
+    TSNode clause = named_child(comprehension, i);
+    if (sym(clause) != Sym::ForInClause) continue;
+    TSNode left = field(clause, g_.f_left);
+    bool binds = sym(left) == Sym::Identifier && text(left) == name;
+    if (sym(left) == Sym::PatternList || sym(left) == Sym::TuplePattern)
+      for (uint32_t j = 0; !binds && j < ts_node_named_child_count(left); ++j) {
+        TSNode t = named_child(left, j);
+        binds = sym(t) == Sym::Identifier && text(t) == name;
+      }
+    if (binds) return field(clause, g_.f_right);
+  }
+  return {};
+}
+
+// `return [(buf[i, 0], buf[i, 1]) for i in ...]` after `buf = self._kv_buf`: the method hands
+// out views of what the class keeps.
+void FileWalker::on_raw_kv_return(TSNode node) {
+  ClassState* cls = owner_state();
+  if (!cls || !function_frame() || cls->is_cache_class || ts_node_named_child_count(node) == 0) return;
+  std::string m = kept_member(named_child(node, 0));
+  if (m.empty() || ends_with(m, "()")) return;
+  cls->raw_kv_views.emplace(method_name(), std::move(m));
 }
 
 void FileWalker::note_raw_kv_use(ClassState& cls, std::string member, RawKvUse::Kind kind, TSNode at,
@@ -192,13 +290,25 @@ void FileWalker::on_raw_kv_call(TSNode call, TSNode fn) {
     on_tensor_allocation(*cls, call, fn);
     return;
   }
+  if ((simple == "cat" || simple == "concat" || simple == "concatenate") &&
+      starts_with(resolve(strip_view(fn)), "torch.")) {
+    if (std::string grown = grown_member(call); !grown.empty()) {
+      on_tensor_allocation(*cls, call, fn, std::move(grown));
+      return;
+    }
+  }
   TSNode args = field(call, g_.f_arguments);
   if (sym(fn) == Sym::Attribute && among(kInPlaceWrites, simple)) {
     if (std::string m = kept_member(field(fn, g_.f_object)); !m.empty())
       note_raw_kv_use(*cls, std::move(m), RawKvUse::Kind::Write, call, "`" + std::string(simple) + "`");
     return;
   }
-  const bool attention = among(kAttentionReads, simple);
+  // A kernel or function named for attention (`_cp_attention_kernel[grid](q, k, v, ...)`,
+  // `self._attend(q, self.k, self.v)`) reads its keys and values as attention does; a triton
+  // launch is named by the kernel, not its grid.
+  const TSNode named_fn = sym(fn) == Sym::Subscript ? field(fn, g_.f_value) : fn;
+  const std::string callee = strip_spaces(text(named_fn));
+  const bool attention = among(kAttentionReads, simple) || names_attention(callee);
   const bool matmul = among(kMatmuls, simple) && starts_with(resolve(strip_view(fn)), "torch.");
   if (ts_node_is_null(args) || sym(args) != Sym::ArgumentList) return;
   // A local allocation handed to a container on self: `self._rings.append(ring)`.
@@ -222,8 +332,7 @@ void FileWalker::on_raw_kv_call(TSNode call, TSNode fn) {
     std::string m = kept_member(value);
     if (m.empty()) return true;
     const RawKvUse::Kind kind = attention || matmul ? RawKvUse::Kind::Read : RawKvUse::Kind::Pass;
-    const std::string what =
-        kind == RawKvUse::Kind::Read ? strip_spaces(text(fn)) : "handed to `" + strip_spaces(text(fn)) + "`";
+    const std::string what = kind == RawKvUse::Kind::Read ? callee : "handed to `" + callee + "`";
     // `L["k_ring"]` out of a container of dicts: also under its key, so the dict's K/V is told
     // from the weights beside it (`L["ln1"]` handed to a norm kernel).
     std::string key;
@@ -267,7 +376,9 @@ void FileWalker::on_raw_kv_assignment(TSNode node) {
   TSNode left = field(node, g_.f_left);
   TSNode right = unwrap_parens(field(node, g_.f_right));
   if (ts_node_is_null(left) || ts_node_is_null(right)) return;
-  if (sym(left) == Sym::Subscript) {
+  // Storing a local allocation (`self._kv[rid] = (k, v)`, `self.rings[key] = ring`) keeps it
+  // there (below); any other value assigned into a kept tensor is a write of K/V into it.
+  if (sym(left) == Sym::Subscript && !stores_raw_local(*func, *cls, right)) {
     if (std::string m = kept_member(field(left, g_.f_value)); !m.empty()) {
       note_raw_kv_use(*cls, std::move(m), RawKvUse::Kind::Write, node, "slice assignment");
       return;
@@ -289,9 +400,28 @@ void FileWalker::on_raw_kv_assignment(TSNode node) {
     if (std::string m = kept_member(value); !m.empty())
       note_raw_kv_use(*cls, std::move(m), RawKvUse::Kind::Pass, node, "`" + strip_spaces(text(left)) + "`");
   }
+  // `prev_key, prev_value = self.key_values[layer]`: each name reads what is kept there (only
+  // an entry of an attribute, not `B, T = self.k.shape[:2]`, whose names are sizes).
+  TSNode entry = right;
+  while (sym(entry) == Sym::Subscript) entry = unwrap_parens(field(entry, g_.f_value));
+  if ((sym(left) == Sym::PatternList || sym(left) == Sym::TuplePattern) && is_self_attribute(entry))
+    for_each_named_child(sub_, left, [&](TSNode t, TSFieldId) {
+      if (sym(t) == Sym::Identifier) func->latest_binding[text(t)] = right;
+      return true;
+    });
   if (cls->raw_allocations.empty()) return;
   if (sym(right) == Sym::Identifier && (sym(left) == Sym::Attribute || sym(left) == Sym::Subscript)) {
     promote_raw_local(*func, *cls, text(right), left, false);
+    return;
+  }
+  // `self._kv[request_id] = (k, v)`: a pair of local tensors kept together.
+  if ((sym(right) == Sym::Tuple || sym(right) == Sym::List) &&
+      (sym(left) == Sym::Attribute || sym(left) == Sym::Subscript)) {
+    for_each_named_child(sub_, right, [&](TSNode e, TSFieldId) {
+      if (sym(unwrap_parens(e)) == Sym::Identifier)
+        promote_raw_local(*func, *cls, text(unwrap_parens(e)), left, true);
+      return true;
+    });
     return;
   }
   // `self.a, self.b = x, y`: pair the two sides.
@@ -306,13 +436,29 @@ void FileWalker::on_raw_kv_assignment(TSNode node) {
   }
 }
 
+// Whether `value` is a local holding an allocation not yet kept, or a tuple or list of them.
+bool FileWalker::stores_raw_local(const Frame& func, const ClassState& cls, TSNode value) {
+  auto pending = [&](TSNode n) {
+    n = unwrap_parens(n);
+    if (sym(n) != Sym::Identifier) return false;
+    return std::any_of(cls.raw_allocations.begin(), cls.raw_allocations.end(), [&](const RawAllocation& a) {
+      return a.function == func.node.id && a.member.empty() && a.local == text(n);
+    });
+  };
+  value = unwrap_parens(value);
+  if (sym(value) != Sym::Tuple && sym(value) != Sym::List) return pending(value);
+  for (uint32_t i = 0; i < ts_node_named_child_count(value); ++i)
+    if (pending(named_child(value, i))) return true;
+  return false;
+}
+
 // A local holding an allocation (`buffer = torch.empty(...)`) stored on self: it is kept there.
 void FileWalker::promote_raw_local(Frame& func, ClassState& cls, std::string_view local, TSNode target,
                                    bool in_container) {
   TSNode holder = sym(target) == Sym::Subscript ? field(target, g_.f_value) : target;
   if (!rooted_at_self(holder)) return;
   std::string member = kept_member(holder);
-  if (member.empty()) return;
+  if (member.empty() || ends_with(member, "()")) return;
   for (auto& pending : cls.raw_allocations) {
     if (pending.function != func.node.id || pending.local != local || !pending.member.empty()) continue;
     pending.member = member;
@@ -360,9 +506,23 @@ void FileWalker::note_loop_binding(TSNode for_node) {
         func->latest_binding[text(targets[i])] = sources[i];
 }
 
+// `torch.cat([self.k, k], 2)`, `torch.cat((prev_key, key), dim=2)` after `prev_key, prev_value
+// = self.key_values[layer]`: the attribute whose tensor the concatenation extends; empty when
+// no element is kept on self.
+std::string FileWalker::grown_member(TSNode call) {
+  TSNode list = unwrap_parens(first_positional(call));
+  if (ts_node_is_null(list) || (sym(list) != Sym::List && sym(list) != Sym::Tuple)) return {};
+  for (uint32_t i = 0; i < ts_node_named_child_count(list); ++i)
+    if (std::string grown = kept_member(named_child(list, i)); !grown.empty() && !ends_with(grown, "()"))
+      return grown;
+  return {};
+}
+
 // An allocation: where it goes, climbing the open nodes (as retention_of does for a cache).
-void FileWalker::on_tensor_allocation(ClassState& cls, TSNode call, TSNode fn) {
+// `grows` names the attribute a `torch.cat` extends (the concatenation is the allocation).
+void FileWalker::on_tensor_allocation(ClassState& cls, TSNode call, TSNode fn, std::string grows) {
   RawAllocation a;
+  a.grows = std::move(grows);
   bool in_container = false;
   std::size_t index = open_.size() - 1;
   TSNode kept_in{};  // the self-rooted place it is stored in
@@ -456,7 +616,7 @@ void FileWalker::on_tensor_allocation(ClassState& cls, TSNode call, TSNode fn) {
   for (const auto& cap : captures_open_)
     if (out_.captures[cap].kind == CaptureSite::Kind::GraphContext) a.site.inside_graph_capture = true;
   a.in_container = in_container;
-  a.dims = shape_of(call, a.shape);
+  if (a.grows.empty()) a.dims = shape_of(call, a.shape);  // a concatenation's shape is its inputs'
   for (const Argument& arg : a.site.args)
     if (arg.keyword == "dtype") {
       const std::string dtype = lower(arg.value.text);
@@ -465,7 +625,7 @@ void FileWalker::on_tensor_allocation(ClassState& cls, TSNode call, TSNode fn) {
   if (!ts_node_is_null(kept_in)) {
     TSNode holder = sym(kept_in) == Sym::Subscript ? field(kept_in, g_.f_value) : kept_in;
     a.member = kept_member(holder);
-    if (a.member.empty()) return;
+    if (a.member.empty() || ends_with(a.member, "()")) return;
     const bool container = in_container || sym(kept_in) == Sym::Subscript || holder.id != kept_in.id;
     a.site.retention = container ? Retention::SelfContainer : Retention::SelfAttribute;
     a.site.retained_as = strip_spaces(text(holder));
@@ -555,6 +715,15 @@ int32_t FileWalker::shape_of(TSNode call, std::vector<facts::Expression>& out) {
 // in one method with the same shape are one store.
 void FileWalker::finish_class_raw_kv(ClassState& cls) {
   if (cls.raw_allocations.empty()) return;
+  // What a method hands out as a view of a kept attribute is that attribute: its uses join.
+  for (const auto& [method, member] : cls.raw_kv_views) {
+    auto returned = cls.raw_kv_uses.find(method + "()");
+    if (returned == cls.raw_kv_uses.end()) continue;
+    std::vector<RawKvUse> moved = std::move(returned->second);
+    cls.raw_kv_uses.erase(returned);
+    auto& uses = cls.raw_kv_uses[member];
+    uses.insert(uses.end(), std::make_move_iterator(moved.begin()), std::make_move_iterator(moved.end()));
+  }
   const bool class_says_kv = says_kv(cls.name);
   struct Store {
     RawAllocation* first;
@@ -562,8 +731,23 @@ void FileWalker::finish_class_raw_kv(ClassState& cls) {
     std::vector<std::string> shown;    // as a finding names them
   };
   std::vector<Store> stores;
+  // A concatenation is kept K/V only where it extends the attribute it is stored back into,
+  // and only where that attribute has no allocation of its own (which is the site then).
+  auto allocated = [&](const std::string& member) {
+    return std::any_of(cls.raw_allocations.begin(), cls.raw_allocations.end(),
+                       [&](const RawAllocation& o) { return o.grows.empty() && o.member == member; });
+  };
+  for (RawAllocation& a : cls.raw_allocations) {
+    if (a.grows.empty() || a.member != a.grows || allocated(a.member)) continue;
+    auto& uses = cls.raw_kv_uses[a.member];
+    const bool written = std::any_of(uses.begin(), uses.end(), [&](const RawKvUse& u) {
+      return u.kind == RawKvUse::Kind::Write && u.method == a.site.method;
+    });
+    if (!written) uses.push_back({RawKvUse::Kind::Write, a.site.loc, "`torch.cat` growth", a.site.method});
+  }
   for (RawAllocation& a : cls.raw_allocations) {
     if (a.member.empty()) continue;  // a local never stored on self
+    if (!a.grows.empty() && (a.member != a.grows || allocated(a.member))) continue;
     if (a.dims >= 0 && a.dims < 2) continue;
     if (a.integer_dtype) continue;  // lengths, offsets, tables: K/V is floating point
     const std::string_view name = a.key.empty() ? std::string_view(a.member) : std::string_view(a.key);
@@ -572,19 +756,29 @@ void FileWalker::finish_class_raw_kv(ClassState& cls) {
     // when there are any, else those of the container.
     auto found = cls.raw_kv_uses.end();
     if (!a.key.empty()) found = cls.raw_kv_uses.find(a.member + "[\"" + a.key + "\"]");
-    if (found == cls.raw_kv_uses.end()) found = cls.raw_kv_uses.find(a.member);
-    if (found == cls.raw_kv_uses.end()) continue;
+    // The container's uses stand for an entry only when none is used by its key: beside
+    // `L["k_ring"]` handed to attention, `L["norm"]` is not K/V.
+    const std::string keyed = a.member + "[\"";
+    const bool other_keys_used =
+        !a.key.empty() && std::any_of(cls.raw_kv_uses.begin(), cls.raw_kv_uses.end(),
+                                      [&](const auto& u) { return starts_with(u.first, keyed); });
+    if (found == cls.raw_kv_uses.end() && !other_keys_used) found = cls.raw_kv_uses.find(a.member);
+    static const std::vector<RawKvUse> kNoUses;
+    const std::vector<RawKvUse>& uses = found == cls.raw_kv_uses.end() ? kNoUses : found->second;
     const RawKvUse* write = nullptr;
     const RawKvUse* read = nullptr;
     const RawKvUse* pass = nullptr;
-    for (const RawKvUse& u : found->second) {
+    for (const RawKvUse& u : uses) {
       const RawKvUse*& first = u.kind == RawKvUse::Kind::Write  ? write
                                : u.kind == RawKvUse::Kind::Read ? read
                                                                 : pass;
       if (!first) first = &u;
     }
     const bool named = says_kv(name) || says_kv(a.member) || class_says_kv;
-    if (!read && !(named && (write || pass))) continue;
+    // No use in the class (a store whose methods hand the tensors out, `ring()`, `kv()`): a
+    // name that says K/V and a shape of attention heads by head_dim is evidence enough.
+    const bool shaped = (says_kv(name) || says_kv(a.member)) && attention_shaped(a.shape);
+    if (!read && !(named && (write || pass)) && !shaped) continue;
     facts::RawKv evidence;
     evidence.named_as_kv = named;
     if (write) {
@@ -598,7 +792,7 @@ void FileWalker::finish_class_raw_kv(ClassState& cls) {
       evidence.read_at = read->loc;
       evidence.read_by = read->what;
     }
-    for (const RawKvUse& u : found->second)
+    for (const RawKvUse& u : uses)
       evidence.accesses.push_back({u.kind == RawKvUse::Kind::Write  ? facts::RawKvAccess::Kind::Write
                                    : u.kind == RawKvUse::Kind::Read ? facts::RawKvAccess::Kind::Read
                                                                     : facts::RawKvAccess::Kind::Pass,
@@ -606,12 +800,9 @@ void FileWalker::finish_class_raw_kv(ClassState& cls) {
     evidence.shape = a.shape;
     for (std::size_t d = 0; d < a.shape.size(); ++d) {
       const auto& e = a.shape[d];
-      if (!evidence.rows_axis &&
-          reads_one_of(e, {"batch", "bsz", "bs", "slots", "slot", "seqs", "sessions", "requests", "rows"}))
+      if (!evidence.rows_axis && reads_one_of(e, kRowWords))
         evidence.rows_axis = static_cast<uint32_t>(d);
-      else if (!evidence.positions_axis &&
-               reads_one_of(e, {"len", "length", "seq", "ring", "window", "positions", "context", "ctx",
-                                "capacity", "cache", "total", "tokens", "frames", "blocks"}))
+      else if (!evidence.positions_axis && reads_one_of(e, kPositionWords))
         evidence.positions_axis = static_cast<uint32_t>(d);
     }
     a.site.raw_kv = std::move(evidence);
@@ -621,6 +812,7 @@ void FileWalker::finish_class_raw_kv(ClassState& cls) {
     auto same = std::find_if(stores.begin(), stores.end(), [&](const Store& s) {
       if (s.first->site.method != a.site.method) return false;
       if (std::find(s.members.begin(), s.members.end(), a.member) != s.members.end()) return true;
+      if (!a.grows.empty() && !s.first->grows.empty()) return true;  // K and V grown in one step
       if (ends_with(a.site.written, "_like"))
         return std::any_of(s.members.begin(), s.members.end(),
                            [&](const std::string& m) { return shape_text == "self." + m; });

@@ -84,6 +84,9 @@ constexpr std::pair<const char*, Sym> kNames[] = {
     {"try_statement", Sym::TryStatement},
     {"generic_type", Sym::GenericType},
     {"if_clause", Sym::IfClause},
+    {"for_in_clause", Sym::ForInClause},
+    {"pattern_list", Sym::PatternList},
+    {"tuple_pattern", Sym::TuplePattern},
 };
 // The fields the walk reads, by name.
 constexpr std::pair<const char*, TSFieldId Grammar::*> kFields[] = {

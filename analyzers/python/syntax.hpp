@@ -115,6 +115,9 @@ enum class Sym : uint8_t {
   TryStatement,
   GenericType,
   IfClause,
+  ForInClause,
+  PatternList,
+  TuplePattern,
 };
 
 // The names of `kinds` (named node kinds) and `fields` that `language` does not have, spelled

@@ -215,8 +215,11 @@ bool may_build_cache(std::string_view source, const std::vector<std::string>& ca
 }
 
 namespace {
-constexpr std::string_view kRawKvAllocations[] = {"zeros(", "empty(", "full(",
-                                                  "ones(",  "_like(", "empty_strided("};
+// Growth by concatenation of what self keeps (`torch.cat([self.k, k], 2)`) too: such K/V has
+// no allocation of its own.
+constexpr std::string_view kRawKvAllocations[] = {
+    "zeros(",         "empty(",           "full(",           "ones(", "_like(",
+    "empty_strided(", "torch.cat([self.", "torch.cat((self."};
 constexpr std::string_view kRawKvMarkers[] = {"scaled_dot_product_attention",
                                               "flash_attn",
                                               "k_cache",
@@ -239,7 +242,8 @@ constexpr std::string_view kRawKvMarkers[] = {"scaled_dot_product_attention",
                                               "cache_v",
                                               "k_buf",
                                               "v_buf",
-                                              "kv_buf"};
+                                              "kv_buf",
+                                              "key_values"};
 }  // namespace
 
 std::span<const std::string_view> raw_kv_allocations() {

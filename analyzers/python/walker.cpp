@@ -202,6 +202,7 @@ void FileWalker::enter(TSNode node, TSFieldId field_id) {
       break;
     case Sym::ReturnStatement:
       on_return(node);
+      if (has_raw_kv_text_ && function_depth_ > 0) on_raw_kv_return(node);
       break;
     case Sym::ConditionalExpression:
       if (has_scope_) on_scope_candidate(node);

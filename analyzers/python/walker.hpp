@@ -131,6 +131,9 @@ struct ClassState {
     bool integer_dtype = false;  // `dtype=torch.long`, `torch.int32`, `torch.bool`
     int32_t dims = -1;           // dimensions its shape spells out; -1 unknown
     std::vector<Expression> shape;
+    // No allocation of its own: `torch.cat` of what this attribute keeps and the step's K/V
+    // (`key = torch.cat([prev_key, key], 2)` after `prev_key, _ = self.key_values[i]`).
+    std::string grows;
   };
   std::vector<RawAllocation> raw_allocations;
   struct RawKvUse {
@@ -140,6 +143,9 @@ struct ClassState {
     std::string method;  // the class's method it sits in
   };
   std::unordered_map<std::string, std::vector<RawKvUse>> raw_kv_uses;
+  // Methods that return a view of a kept attribute (`def _kv_views(self): return [(buf[i, 0],
+  // buf[i, 1]) for i in ...]`), by method: the uses of what they return are uses of it.
+  std::unordered_map<std::string, std::string> raw_kv_views;
 };
 
 struct Frame {
@@ -518,7 +524,9 @@ class FileWalker {
   using RawAllocation = ClassState::RawAllocation;
   using RawKvUse = ClassState::RawKvUse;
   bool is_tensor_allocation(TSNode fn, std::string_view simple) const;
-  std::string kept_member(TSNode n, int depth = 0);
+  std::string kept_member(TSNode n, int depth = 0, TSNode comprehension = {});
+  TSNode comprehension_source(TSNode comprehension, std::string_view name);
+  void on_raw_kv_return(TSNode node);
   void note_raw_kv_use(ClassState& cls, std::string member, RawKvUse::Kind kind, TSNode at, std::string what);
   void on_raw_kv_call(TSNode call, TSNode fn);
   bool attention_kv_argument(TSNode a, uint32_t position) const;
@@ -526,8 +534,10 @@ class FileWalker {
   void on_raw_kv_assignment(TSNode node);
   void promote_raw_local(Frame& func, ClassState& cls, std::string_view local, TSNode target,
                          bool in_container);
+  bool stores_raw_local(const Frame& func, const ClassState& cls, TSNode value);
   void note_loop_binding(TSNode for_node);
-  void on_tensor_allocation(ClassState& cls, TSNode call, TSNode fn);
+  void on_tensor_allocation(ClassState& cls, TSNode call, TSNode fn, std::string grows = {});
+  std::string grown_member(TSNode call);
   int32_t shape_of(TSNode call, std::vector<facts::Expression>& out);
   void finish_class_raw_kv(ClassState& cls);
 

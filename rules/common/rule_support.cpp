@@ -52,9 +52,13 @@ std::string quoted(std::string_view text) {
 
 std::string describe_construction(const facts::CacheSite& site, std::string_view verb) {
   if (site.raw_kv) {
-    // What was seen, not a class: the tensors and how they were allocated.
-    return fmt::format("allocates raw K/V tensor{} {} with `{}`", site.raw_kv->members.size() == 1 ? "" : "s",
-                       raw_kv_members(*site.raw_kv), site.written);
+    // What was seen, not a class: the tensors and how they were allocated (or, with no
+    // allocation of their own, grown by concatenation).
+    const bool grown = site.written.ends_with("cat") || site.written.ends_with("concat") ||
+                       site.written.ends_with("concatenate");
+    return fmt::format("{} raw K/V tensor{} {} {} `{}`", grown ? "grows" : "allocates",
+                       site.raw_kv->members.size() == 1 ? "" : "s", raw_kv_members(*site.raw_kv),
+                       grown ? "by" : "with", site.written);
   }
   if (!site.stores_existing) return fmt::format("{} a `{}`", verb, site.cache_class);
   const char first = site.cache_class.empty() ? 'x' : site.cache_class.front();
@@ -96,6 +100,24 @@ std::string describe_raw_kv_access(const facts::RawKv& kv, const facts::RawKvAcc
   return fmt::format("hands raw K/V {} on ({})", raw_kv_members(kv), access.by);
 }
 
+namespace {
+// Built in the arm of `if use_cache and past_key_values is None:` (or `if past is None:`): the
+// caller asked for a cache and passed none.
+bool for_the_caller(const facts::Construction& built) {
+  return std::any_of(built.guards.begin(), built.guards.end(), [](const facts::Guard& g) {
+    if ((g.origin != facts::Guard::Origin::If && g.origin != facts::Guard::Origin::Ternary) || g.negated)
+      return false;
+    const auto& ps = g.parameters;
+    const bool asks = std::find(ps.begin(), ps.end(), "use_cache") != ps.end();
+    const bool passed_none = contains_ci(g.condition.text, "is None") &&
+                             std::any_of(ps.begin(), ps.end(), [](const std::string& p) {
+                               return p != "use_cache" && (contains_ci(p, "cache") || contains_ci(p, "past"));
+                             });
+    return asks || passed_none;
+  });
+}
+}  // namespace
+
 bool kept_by_the_model(const facts::Project& project, facts::ClassRef owner, int depth) {
   if (!owner) return true;
   // A layer of a transformers cache (`StaticLayer(CacheLayerMixin)`): its tensors are the cache
@@ -118,6 +140,9 @@ bool kept_by_the_model(const facts::Project& project, facts::ClassRef owner, int
   }
   for (const auto& built : project.constructions_of(owner)) {
     known = true;
+    // `if use_cache and past_key_values is None: past_key_values = HybridCache(config)`: built
+    // because the caller asked for a cache, as transformers models do; the caller keeps it.
+    if (built.construction && for_the_caller(*built.construction)) continue;
     if (!built.by || kept_by_the_model(project, built.by, depth + 1)) return true;
   }
   return !known && depth == 0;
@@ -131,7 +156,13 @@ std::string describe_retention(const facts::CacheSite& site, const Spelling& spe
         site.retention == R::SelfContainer && site.container_key && !site.container_key->text.empty()
             ? fmt::format("keeps them per `{}` in `{}`", site.container_key->text, as)
             : fmt::format("keeps them in `{}`", as);
-    return fmt::format("{} ({})", kept, describe_raw_kv_use(*site.raw_kv));
+    std::string uses = describe_raw_kv_use(*site.raw_kv);
+    if (uses.empty()) {  // no use in the class: its name and its attention shape are the evidence
+      std::string shape;
+      for (const auto& d : site.raw_kv->shape) shape += (shape.empty() ? "" : ", ") + d.text;
+      uses = fmt::format("named as K/V and shaped by attention heads and head_dim: `({})`", shape);
+    }
+    return fmt::format("{} ({})", kept, uses);
   }
   switch (site.retention) {
     case R::SelfAttribute:

@@ -39,16 +39,24 @@ is the library's structure, and the outer cache's constructor is the site that c
 Raw K/V counts the same: plain tensors a class allocates (`torch.empty/zeros/full/ones`, their
 `_like` and `new_` forms) and keeps (on `self`, in a container or a dict kept there, through
 `register_buffer`, or through a local stored there later) that its code treats as keys and
-values -- read by attention (`scaled_dot_product_attention`, flash-attn, `q @ k`), or, when a
-name says K/V (`k_cache`, `keys`, `_kv_buf`, a `...KVCache` class), written in a step (slice
-assignment, `copy_`, `index_copy_`, `scatter_`, growth by `torch.cat`) or handed on as K/V.
-The message says what was seen ("allocates raw K/V tensors `keys`/`values` with
-`torch.empty` ... written as K/V by slice assignment at line 597"). Parameters, tensors under two
+values -- read by attention (`scaled_dot_product_attention`, flash-attn, `q @ k`, a kernel or
+function named for attention such as `_cp_attention_kernel[grid](q, k, v)`), or, when a name
+says K/V (`k_cache`, `keys`, `_kv_buf`, a `...KVCache` class), written in a step (slice
+assignment, `copy_`, `index_copy_`, `scatter_`, growth by `torch.cat`) or handed on as K/V,
+also through views a list comprehension builds over it or a method of the class returns. K/V
+grown by `torch.cat` with no allocation of its own (`self.k = torch.cat([self.k, k], 2)`,
+`self.kv[layer] = (key, value)` after `key = torch.cat([prev_key, key], 2)`) is a site too, and
+a store its class only hands out counts when its name says K/V and its shape has heads,
+positions and head_dim. The message says what was seen ("allocates raw K/V tensors
+`keys`/`values` with `torch.empty` ... written as K/V by slice assignment at line 597", "grows
+raw K/V tensor `key_values` by `torch.cat`"). Parameters, tensors under two
 dimensions or of an integer dtype, and rotary tables, masks, positions, offsets, convolution or
 hidden state are not K/V whatever their use. Raw K/V is the model's when its class is a module,
 or a module holds or builds it (directly or through classes that are the model's): a class that
 only library or engine code builds (transformers' cache layers, a continuous-batching engine's
-paged pool) keeps the library's K/V, and is not reported.
+paged pool), or that a model builds only when its caller asks for a cache and passes none (`if
+use_cache and past_key_values is None:`), keeps the library's or the caller's K/V, and is not
+reported.
 
 ## Why it matters
 The engine charges graph-resident memory at profiling time, but the per-request portion

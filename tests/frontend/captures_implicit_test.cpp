@@ -260,6 +260,22 @@ class Runner:
   EXPECT_EQ(f.captures[3].written, "cuda_graph");
 }
 
+TEST(FrontendCaptures, CaptureBeginWithCaptureEndInAFinallyCapturesTheTryBody) {
+  const auto f = analyze(R"PY(import torch
+class Chunk:
+    def velocity(self, x):
+        self.graph.capture_begin(pool=self.pool)
+        try:
+            self.out = self._velocity(x)
+        finally:
+            self.graph.capture_end()
+        self.after(x)
+)PY");
+  ASSERT_EQ(f.captures.size(), 1u);
+  EXPECT_EQ(f.captures[0].kind, CaptureSite::Kind::CaptureBegin);
+  EXPECT_EQ(f.captures[0].captured_calls, (std::vector<std::string>{"self._velocity"}));
+}
+
 TEST(FrontendCaptures, StreamBeginCaptureAndCallerGuard) {
   const auto f = analyze(R"PY(class Runner:
     def load(self):

@@ -112,5 +112,82 @@ class Attn(nn.Module):
                                      << (f.cache_sites.empty() ? 0u : f.cache_sites[0].loc.line);
 }
 
+TEST(FrontendRawKv, ViewsFromAComprehensionOrAHelperMethodAreUsesOfTheKeptTensor) {
+  const auto f = analyze(R"PY(import torch
+class FrameKVCache:
+    def __init__(self, layers, batch, heads, max_seq, head_dim):
+        self.buffer = torch.zeros(layers, 2, batch, heads, max_seq, head_dim)
+    def ensure(self, layers, batch, heads, max_seq, head_dim):
+        self.kv_buf = torch.zeros(layers, batch, 2, heads, max_seq, head_dim)
+    def _views(self, n):
+        buf = self.kv_buf
+        return [(buf[i, :n, 0], buf[i, :n, 1]) for i in range(buf.shape[0])]
+    def step(self, x, n):
+        caches = [(layer[0, :n], layer[1, :n]) for layer in self.buffer]
+        views = self._views(n)
+        return self.fused_step(x, caches, views)
+)PY");
+  ASSERT_EQ(f.cache_sites.size(), 2u);
+  for (const auto& site : f.cache_sites) {
+    ASSERT_TRUE(site.raw_kv) << site.loc.line;
+    ASSERT_TRUE(site.raw_kv->written_at) << site.loc.line;
+    EXPECT_EQ(site.raw_kv->written_at->line, 13u);
+    EXPECT_EQ(site.raw_kv->written_by, "handed to `self.fused_step`");
+  }
+  EXPECT_EQ(f.cache_sites[0].raw_kv->members, (std::vector<std::string>{"buffer"}));
+  EXPECT_EQ(f.cache_sites[1].raw_kv->members, (std::vector<std::string>{"kv_buf"}));
+}
+
+TEST(FrontendRawKv, GrowthByConcatenationWithoutAnAllocationIsTheSite) {
+  const auto f = analyze(R"PY(import torch
+class DecoderCache:
+    def __init__(self):
+        self.key_values = {}
+    def update(self, layer, key, value):
+        if layer in self.key_values:
+            prev_key, prev_value = self.key_values[layer]
+            key = torch.cat([prev_key, key], dim=2)
+            value = torch.cat([prev_value, value], dim=2)
+        self.key_values[layer] = (key, value)
+        return key, value
+class Look:
+    def step(self, h, k):
+        self.hidden = torch.cat([self.hidden, h], dim=1)
+        joined = torch.cat([self.prefix_k, k], dim=1)
+        return joined
+)PY");
+  ASSERT_EQ(f.cache_sites.size(), 1u);
+  const auto& site = f.cache_sites[0];
+  EXPECT_EQ(site.written, "torch.cat");
+  EXPECT_EQ(site.loc.line, 8u);
+  EXPECT_EQ(site.retention, Retention::SelfContainer);
+  ASSERT_TRUE(site.raw_kv);
+  EXPECT_EQ(site.raw_kv->members, (std::vector<std::string>{"key_values"}));
+  EXPECT_EQ(site.raw_kv->written_by, "`torch.cat` growth");
+  EXPECT_TRUE(site.raw_kv->shape.empty());
+}
+
+TEST(FrontendRawKv, AttentionNamedKernelReadsAndANamedAttentionShapedStoreWithoutUses) {
+  const auto f = analyze(R"PY(import torch
+class Fused:
+    def __init__(self, layers, batch, heads, capacity, head_dim, slots):
+        self.cache = torch.zeros(layers, 2, batch, heads, capacity, head_dim)
+        self.kv_tensors = {}
+        self.kv_scale = torch.ones(heads, head_dim)
+        ring = torch.zeros(2, slots, heads, capacity, head_dim)
+        self.kv_tensors[0] = ring
+    def layer(self, qkv, li):
+        _cp_attention_kernel[(4, 2)](qkv, self.cache[li, 0], self.cache[li, 1], self.kv_scale)
+)PY");
+  ASSERT_EQ(f.cache_sites.size(), 2u);
+  ASSERT_TRUE(f.cache_sites[0].raw_kv);
+  EXPECT_EQ(f.cache_sites[0].raw_kv->members, (std::vector<std::string>{"cache"}));
+  EXPECT_EQ(f.cache_sites[0].raw_kv->read_by, "_cp_attention_kernel");
+  ASSERT_TRUE(f.cache_sites[1].raw_kv);
+  EXPECT_EQ(f.cache_sites[1].raw_kv->members, (std::vector<std::string>{"kv_tensors"}));
+  EXPECT_FALSE(f.cache_sites[1].raw_kv->written_at);
+  EXPECT_FALSE(f.cache_sites[1].raw_kv->read_at);
+}
+
 }  // namespace
 }  // namespace kvlint::frontend_test
