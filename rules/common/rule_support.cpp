@@ -116,6 +116,12 @@ bool for_the_caller(const facts::Construction& built) {
     return asks || passed_none;
   });
 }
+// Built by transformers' generation hook (`prepare_inputs_for_generation(self, input_ids,
+// past_key_values=None, ...)` builds the model's own cache class when none is passed): the
+// cache is generate()'s, handed back with the inputs.
+bool built_for_generate(const facts::Built& built) {
+  return built.construction && built.construction->method == "prepare_inputs_for_generation";
+}
 }  // namespace
 
 bool kept_by_the_model(const facts::Project& project, facts::ClassRef owner, int depth) {
@@ -140,9 +146,10 @@ bool kept_by_the_model(const facts::Project& project, facts::ClassRef owner, int
   }
   for (const auto& built : project.constructions_of(owner)) {
     known = true;
-    // `if use_cache and past_key_values is None: past_key_values = HybridCache(config)`: built
-    // because the caller asked for a cache, as transformers models do; the caller keeps it.
-    if (built.construction && for_the_caller(*built.construction)) continue;
+    // `if use_cache and past_key_values is None: past_key_values = HybridCache(config)`, or
+    // built in prepare_inputs_for_generation: built because the caller asked for a cache, as
+    // transformers models do; the caller keeps it.
+    if ((built.construction && for_the_caller(*built.construction)) || built_for_generate(built)) continue;
     if (!built.by || kept_by_the_model(project, built.by, depth + 1)) return true;
   }
   return !known && depth == 0;
