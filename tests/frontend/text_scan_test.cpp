@@ -114,5 +114,14 @@ TEST(TextScanWitnesses, WholeNamesAndTheirShapes) {
   EXPECT_FALSE(hands_self_to("if decoder._graph_wrapper == self: pass\n", "_graph_wrapper"));
 }
 
+TEST(TextScanRawKv, GrowthOfWhatSelfKeepsWithoutAnAllocation) {
+  // K/V kept only by concatenation onto an attribute: no torch.zeros/empty in the file.
+  EXPECT_TRUE(may_hold_raw_kv("class C:\n    def store(self, key):\n"
+                              "        self.k_cache = torch.cat([self.k_cache, key], dim=1)\n"));
+  EXPECT_TRUE(may_hold_raw_kv("self.key_values[i] = torch.cat((self.key_values[i], k), 2)\n"));
+  // A concatenation of locals in an attention file is no K/V kept.
+  EXPECT_FALSE(may_hold_raw_kv("h = torch.cat([a, b], dim=1)\nF.scaled_dot_product_attention(q, k, v)\n"));
+}
+
 }  // namespace
 }  // namespace kvlint::python
