@@ -25,6 +25,7 @@ bool is_cache_class_name(const Context& cx, std::string_view name) {
 
 bool is_tensor_allocator(const Context& cx, const std::string& name) {
   if (name.starts_with("ggml_new_tensor")) return true;  // ggml's tensors (chatglm.cpp, whisper.cpp)
+  if (is_ort_tensor_factory(name)) return true;          // ONNX Runtime's values (sherpa-onnx)
   if (!name.starts_with("torch::") && !name.starts_with("at::")) return false;
   const auto& allocators = cx.vocabulary.cpp.tensor_allocators;
   return std::find(allocators.begin(), allocators.end(), last_component(name)) != allocators.end();
@@ -372,6 +373,7 @@ facts::CacheSite make_site(Context& cx, const FunctionDecl* function, const Stmt
   facts::CacheSite site;
   site.cache_class = std::move(cache_class);
   site.written = std::move(written);
+  if (site.cache_class == "Tensor") site.tensor_library = tensor_library_of(site.written);
   const CXXRecordDecl* owner = function ? owner_of(function) : nullptr;
   site.owner_class = owner ? owner->getNameAsString() : std::string();
   site.method = function ? method_name(function) : std::string();
@@ -528,6 +530,78 @@ bool device_allocation_site(Context& cx, const FunctionDecl& function, const Cal
   add_arguments(cx, call, call->getDirectCallee(), site);
   cx.out.cache_sites.push_back(std::move(site));
   return true;
+}
+
+// The tensor allocation `callee` stores into a K/V store it is handed as parameter `index`
+// (`static bool whisper_kv_cache_init(whisper_kv_cache& cache, ...) { cache.k =
+// ggml_new_tensor_1d(...); }`); null otherwise.
+const CallExpr* store_filled_through(const Context& cx, const FunctionDecl* callee, unsigned index) {
+  if (!callee || !callee->hasBody() || index >= callee->getNumParams()) return nullptr;
+  const ParmVarDecl* parameter = callee->getParamDecl(index);
+  const QualType type = parameter->getType();
+  if (!type->isReferenceType() && !type->isPointerType()) return nullptr;
+  const CXXRecordDecl* store = type->getPointeeCXXRecordDecl();
+  if (!store || !is_kv_store(cx.vocabulary, store)) return nullptr;
+  const CallExpr* found = nullptr;
+  for_each_stmt(callee->getBody(), [&](const Stmt* s) {
+    const auto* assign = dyn_cast<BinaryOperator>(s);
+    if (found || !assign || assign->getOpcode() != BO_Assign) return;
+    const auto* m = dyn_cast<MemberExpr>(strip(assign->getLHS()));
+    const auto* ref = m ? dyn_cast<DeclRefExpr>(strip(m->getBase())) : nullptr;
+    if (!ref || ref->getDecl() != parameter) return;
+    for_each_stmt(assign->getRHS(), [&](const Stmt* r) {
+      if (const auto* call = dyn_cast<CallExpr>(r); call && !found && is_tensor_allocation(cx, call))
+        found = call;
+    });
+  });
+  return found;
+}
+
+// A K/V store a struct keeps by value, filled by a function it is handed to
+// (`whisper_kv_cache_init(state->kv_cross, ...)` with `whisper_kv_cache kv_cross;` in
+// `whisper_state`): the struct keeps that instance. One site per instance, so that each store
+// the struct keeps (kv_self, kv_cross, kv_pad) is reported where it is filled, beside the
+// filling function's own allocations (on the store class).
+void extract_store_instances(Context& cx, const FunctionDecl& function) {
+  for_each_stmt(function.getBody(), [&](const Stmt* s) {
+    // Also a call that did not compile in degraded mode (an argument on an undeclared macro).
+    const auto* call = dyn_cast<CallExpr>(s);
+    const FunctionDecl* callee = call && !isa<CXXMemberCallExpr>(call) ? call->getDirectCallee() : nullptr;
+    std::vector<const Expr*> args;
+    if (callee) {
+      args.assign(call->arg_begin(), call->arg_end());
+    } else if (const std::optional<RecoveredCall> recovered = recovered_call(s)) {
+      if (const auto* ref = dyn_cast<DeclRefExpr>(recovered->callee->IgnoreParenImpCasts()))
+        callee = dyn_cast<FunctionDecl>(ref->getDecl());
+      else if (const auto* lookup = dyn_cast<UnresolvedLookupExpr>(recovered->callee->IgnoreParenImpCasts());
+               lookup && lookup->getNumDecls() == 1)
+        callee = dyn_cast<FunctionDecl>(*lookup->decls_begin());
+      args = recovered->args;
+    }
+    if (!callee) return;
+    if (const FunctionDecl* definition = callee->getDefinition()) callee = definition;
+    for (unsigned i = 0; i < args.size(); ++i) {
+      const auto* m = dyn_cast<MemberExpr>(strip(args[i]));
+      const auto* field = m ? dyn_cast<FieldDecl>(m->getMemberDecl()) : nullptr;
+      const auto* keeper = field ? dyn_cast<CXXRecordDecl>(field->getParent()) : nullptr;
+      if (!keeper || !keeper->getIdentifier() || field->getType()->isReferenceType() ||
+          field->getType()->isPointerType())
+        continue;
+      const CallExpr* allocation = store_filled_through(cx, callee, i);
+      if (!allocation) continue;
+      Destination where;
+      where.retention = facts::Retention::SelfAttribute;
+      where.member = field->getNameAsString();
+      where.retained_as = "self." + where.member;
+      where.kv = true;
+      facts::CacheSite site =
+          make_site(cx, &function, s, stored_type(cx, field->getType()), callee->getNameAsString(), where);
+      site.owner_class = keeper->getNameAsString();
+      site.stores_existing = true;
+      site.tensor_library = tensor_library_of(qualified_callee(cx, allocation));
+      cx.out.cache_sites.push_back(std::move(site));
+    }
+  });
 }
 
 }  // namespace
@@ -755,6 +829,7 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
       initializer_choice = nullptr;
     }
   recover_dropped_assignments(cx, function);
+  extract_store_instances(cx, function);
   extract_forward_kv_sites(cx, function);
 }
 

@@ -506,7 +506,7 @@ class MissingHeaders : public PPCallbacks {
 
   RunState& state_;
   Preprocessor& preprocessor_;
-  std::array<std::optional<bool>, 5> found_{};
+  std::array<std::optional<bool>, 6> found_{};
 };
 
 // Stops a compile that exceeds the budgets of kMacroTokensMinimum and its neighbours. It sees

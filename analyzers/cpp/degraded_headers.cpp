@@ -682,6 +682,11 @@ struct ggml_context;
 struct ggml_cgraph;
 struct ggml_backend_buffer;
 typedef struct ggml_backend_buffer* ggml_backend_buffer_t;
+struct ggml_backend;
+typedef struct ggml_backend* ggml_backend_t;
+#define GGML_PAD(x, n) (((x) + (n) - 1) & ~((n) - 1))
+struct ggml_backend_buffer_type;
+typedef struct ggml_backend_buffer_type* ggml_backend_buffer_type_t;
 struct ggml_init_params { size_t mem_size; void* mem_buffer; bool no_alloc; };
 struct ggml_tensor { enum ggml_type type; int64_t ne[4]; size_t nb[4]; void* data; char name[64]; };
 struct ggml_context* ggml_init(struct ggml_init_params params);
@@ -704,6 +709,142 @@ size_t ggml_element_size(const struct ggml_tensor* tensor);
 size_t ggml_nbytes(const struct ggml_tensor* tensor);
 size_t ggml_tensor_overhead(void);
 }
+#endif
+)cpp";
+
+// ONNX Runtime's C++ API (sherpa-onnx and other ONNX Runtime C++ runtimes): values, sessions and
+// what makes and binds them, so that a K/V an `Ort::Value` keeps (`k_cache_ =
+// Ort::Value::CreateTensor<float>(allocator_, shape.data(), shape.size())`) or a session's
+// outputs fed back (`past_ = sess_->Run(...)`) are not lost with a statement on an undeclared
+// name. The parameter names are the real header's (`shape`, `shape_len`): the front end reads them.
+constexpr std::string_view kOnnxRuntime = R"cpp(
+#ifndef KVLINT_DEGRADED_ONNXRUNTIME
+#define KVLINT_DEGRADED_ONNXRUNTIME
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+extern "C" {
+struct OrtAllocator;
+struct OrtMemoryInfo;
+struct OrtValue;
+typedef char ORTCHAR_T;
+enum ONNXTensorElementDataType { ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+  ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16,
+  ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64,
+  ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING, ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+  ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16 = 16 };
+enum OrtAllocatorType { OrtInvalidAllocator = -1, OrtDeviceAllocator = 0, OrtArenaAllocator = 1 };
+enum OrtMemType { OrtMemTypeCPUInput = -2, OrtMemTypeCPUOutput = -1, OrtMemTypeCPU = -1, OrtMemTypeDefault = 0 };
+enum OrtLoggingLevel { ORT_LOGGING_LEVEL_VERBOSE, ORT_LOGGING_LEVEL_INFO, ORT_LOGGING_LEVEL_WARNING,
+  ORT_LOGGING_LEVEL_ERROR, ORT_LOGGING_LEVEL_FATAL };
+enum GraphOptimizationLevel { ORT_DISABLE_ALL = 0, ORT_ENABLE_BASIC = 1, ORT_ENABLE_EXTENDED = 2, ORT_ENABLE_ALL = 99 };
+enum ExecutionMode { ORT_SEQUENTIAL = 0, ORT_PARALLEL = 1 };
+}
+namespace Ort {
+struct Exception : std::exception { Exception(std::string, int) {} const char* what() const noexcept override { return ""; } };
+struct Float16_t { uint16_t value; };
+struct BFloat16_t { uint16_t value; };
+struct AllocatorDeleter { void operator()(void*) const {} };
+using AllocatedStringPtr = std::unique_ptr<char, AllocatorDeleter>;
+struct AllocatorWithDefaultOptions {
+  AllocatorWithDefaultOptions() {}
+  operator OrtAllocator*() const { return nullptr; }
+  void* Alloc(size_t size);
+  void Free(void* p);
+};
+struct Allocator { operator OrtAllocator*() const { return nullptr; } void* Alloc(size_t size); void Free(void* p); };
+struct MemoryInfo {
+  MemoryInfo(std::nullptr_t) {}
+  MemoryInfo(const char* name, OrtAllocatorType type, int id, OrtMemType mem_type);
+  static MemoryInfo CreateCpu(OrtAllocatorType type, OrtMemType mem_type);
+  operator const OrtMemoryInfo*() const { return nullptr; }
+};
+struct TensorTypeAndShapeInfo {
+  std::vector<int64_t> GetShape() const;
+  size_t GetElementCount() const;
+  size_t GetDimensionsCount() const;
+  ONNXTensorElementDataType GetElementType() const;
+};
+struct TypeInfo { TensorTypeAndShapeInfo GetTensorTypeAndShapeInfo() const; };
+struct Value {
+  Value(std::nullptr_t) {}
+  Value(Value&&) noexcept {}
+  Value& operator=(Value&&) noexcept { return *this; }
+  Value(const Value&) = delete;
+  Value& operator=(const Value&) = delete;
+  template <typename T> static Value CreateTensor(OrtAllocator* allocator, const int64_t* shape, size_t shape_len);
+  static Value CreateTensor(OrtAllocator* allocator, const int64_t* shape, size_t shape_len,
+                            ONNXTensorElementDataType type);
+  template <typename T> static Value CreateTensor(const OrtMemoryInfo* info, T* p_data, size_t p_data_element_count,
+                                                  const int64_t* shape, size_t shape_len);
+  static Value CreateTensor(const OrtMemoryInfo* info, void* p_data, size_t p_data_byte_count, const int64_t* shape,
+                            size_t shape_len, ONNXTensorElementDataType type);
+  template <typename T> T* GetTensorMutableData();
+  template <typename T> const T* GetTensorData() const;
+  const void* GetTensorRawData() const;
+  void* GetTensorMutableRawData();
+  TensorTypeAndShapeInfo GetTensorTypeAndShapeInfo() const;
+  TypeInfo GetTypeInfo() const;
+  bool IsTensor() const;
+  size_t GetCount() const;
+  explicit operator bool() const { return true; }
+  operator OrtValue*() { return nullptr; }
+  operator const OrtValue*() const { return nullptr; }
+};
+struct Env { Env(std::nullptr_t) {} Env(OrtLoggingLevel level = ORT_LOGGING_LEVEL_WARNING, const char* id = ""); };
+struct RunOptions { RunOptions() {} RunOptions(std::nullptr_t) {} };
+struct SessionOptions {
+  SessionOptions() {}
+  SessionOptions(std::nullptr_t) {}
+  SessionOptions& SetIntraOpNumThreads(int n);
+  SessionOptions& SetInterOpNumThreads(int n);
+  SessionOptions& SetGraphOptimizationLevel(GraphOptimizationLevel level);
+  SessionOptions& SetExecutionMode(ExecutionMode mode);
+  SessionOptions& SetLogSeverityLevel(int level);
+  SessionOptions& AddConfigEntry(const char* key, const char* value);
+  SessionOptions& DisableCpuMemArena();
+  SessionOptions& EnableCpuMemArena();
+};
+struct ModelMetadata {
+  AllocatedStringPtr LookupCustomMetadataMapAllocated(const char* key, OrtAllocator* allocator) const;
+  AllocatedStringPtr GetProducerNameAllocated(OrtAllocator* allocator) const;
+  std::vector<AllocatedStringPtr> GetCustomMetadataMapKeysAllocated(OrtAllocator* allocator) const;
+};
+struct Session;
+struct IoBinding {
+  explicit IoBinding(Session& session);
+  void BindInput(const char* name, const Value& value);
+  void BindOutput(const char* name, const Value& value);
+  void BindOutput(const char* name, const OrtMemoryInfo* info);
+  std::vector<Value> GetOutputValues() const;
+  void SynchronizeInputs();
+  void SynchronizeOutputs();
+  void ClearBoundInputs();
+  void ClearBoundOutputs();
+};
+struct Session {
+  Session(std::nullptr_t) {}
+  Session(const Env& env, const ORTCHAR_T* model_path, const SessionOptions& options);
+  Session(const Env& env, const void* model_data, size_t model_data_length, const SessionOptions& options);
+  std::vector<Value> Run(const RunOptions& run_options, const char* const* input_names, const Value* input_values,
+                         size_t input_count, const char* const* output_names, size_t output_count);
+  void Run(const RunOptions& run_options, const char* const* input_names, const Value* input_values,
+           size_t input_count, const char* const* output_names, Value* output_values, size_t output_count);
+  void Run(const RunOptions& run_options, const IoBinding& binding);
+  size_t GetInputCount() const;
+  size_t GetOutputCount() const;
+  TypeInfo GetInputTypeInfo(size_t index) const;
+  TypeInfo GetOutputTypeInfo(size_t index) const;
+  ModelMetadata GetModelMetadata() const;
+  AllocatedStringPtr GetInputNameAllocated(size_t index, OrtAllocator* allocator) const;
+  AllocatedStringPtr GetOutputNameAllocated(size_t index, OrtAllocator* allocator) const;
+};
+}  // namespace Ort
 #endif
 )cpp";
 
@@ -895,6 +1036,8 @@ std::string_view probe_header(HeaderFamily family) {
       return "kvlint/model_local_kv.h";
     case HeaderFamily::Ggml:
       return "ggml.h";
+    case HeaderFamily::OnnxRuntime:
+      return "onnxruntime_cxx_api.h";
   }
   return {};
 }
@@ -912,6 +1055,7 @@ std::string degraded_header(std::string_view name, const std::function<bool(Head
   add(HeaderFamily::Torch, kTorch);
   add(HeaderFamily::Pybind11, kPybind11);
   if (!is_libtorch_family(name)) add(HeaderFamily::Ggml, kGgml);
+  if (!is_libtorch_family(name)) add(HeaderFamily::OnnxRuntime, kOnnxRuntime);
   // Any other missing header (a project header outside the fallback include path) may be
   // the one that brought LibTorch, CUDA or the kvlint header in.
   if (!is_libtorch_family(name)) add(HeaderFamily::ModelLocalKv, kModelLocalKv);

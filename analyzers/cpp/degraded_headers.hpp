@@ -19,7 +19,7 @@
 
 namespace kvlint::cpp {
 
-enum class HeaderFamily { Torch, Pybind11, CudaRuntime, ModelLocalKv, Ggml };
+enum class HeaderFamily { Torch, Pybind11, CudaRuntime, ModelLocalKv, Ggml, OnnxRuntime };
 
 // A header whose presence on the include path shows a family's real headers are there.
 std::string_view probe_header(HeaderFamily family);

@@ -76,6 +76,7 @@ const VarDecl* local_var(const Expr* e) {
 // A call that runs a model: `module_.forward(...)`, `module_.run_method("step", ...)`,
 // `model_.get_method("forward_chunk")(inputs)`, a held module called (`decoder_(x)`).
 bool is_forward_call(const Context& cx, const CallExpr* call) {
+  if (is_session_run(cx, call)) return true;
   if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call)) {
     if (op->getOperator() != OO_Call || op->getNumArgs() < 1) return false;
     const Expr* object = strip(op->getArg(0));
@@ -184,6 +185,16 @@ bool name_says_not_kv(const facts::Vocabulary& vocabulary, std::string_view name
   return false;
 }
 
+bool name_says_attention_cache(std::string_view name) {
+  bool attention = false;
+  bool cache = false;
+  for (const std::string& w : name_words(name)) {
+    attention = attention || w == "attn" || w == "att" || w == "attention";
+    cache = cache || w == "cache" || w == "caches";
+  }
+  return attention && cache;
+}
+
 void find_forward_kv(Context& cx, const std::vector<const FunctionDecl*>& functions,
                      const std::map<std::string, std::size_t>& allocated) {
   std::vector<Produced> produced;
@@ -273,6 +284,8 @@ void extract_forward_kv_sites(Context& cx, const FunctionDecl& function) {
     facts::CacheSite site;
     site.cache_class = "Tensor";
     site.written = written_callee(cx, kv.producer);
+    site.tensor_library =
+        is_session_run(cx, kv.producer) ? facts::TensorLibrary::OnnxRuntime : facts::TensorLibrary::LibTorch;
     const CXXRecordDecl* owner = owner_of(&function);
     site.owner_class = owner ? owner->getNameAsString() : std::string();
     site.method = method_name(&function);

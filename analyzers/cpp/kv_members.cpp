@@ -101,7 +101,7 @@ std::size_t allocated_dims(const Expr* sizes) {
 }
 
 bool is_allocation(const Context& cx, const std::string& name) {
-  if (name.starts_with("ggml_new_tensor")) return true;
+  if (name.starts_with("ggml_new_tensor") || is_ort_tensor_factory(name)) return true;
   if (!name.starts_with("torch::") && !name.starts_with("at::")) return false;
   const std::string last = name.substr(name.rfind(':') + 1);
   const auto& allocators = cx.vocabulary.cpp.tensor_allocators;
@@ -185,7 +185,7 @@ void scan(const Context& cx, const FunctionDecl& function, const Stmt* root, Use
     }
     const auto* call = dyn_cast<CallExpr>(s);
     if (!call) return;
-    if (const std::size_t dims = ggml_dims(cx, call)) {
+    if (const std::size_t dims = foreign_tensor_dims(cx, call)) {
       if (const std::string member = stored_member(cx, call); !member.empty())
         uses.allocated[member] = std::max(uses.allocated[member], dims);
       return;
@@ -295,7 +295,7 @@ void find_kv_members(Context& cx, const std::vector<const FunctionDecl*>& functi
         for (const Expr* v : {value, choice ? strip(choice->getTrueExpr()) : nullptr,
                               choice ? strip(choice->getFalseExpr()) : nullptr})
           if (const auto* call = dyn_cast_or_null<CallExpr>(v))
-            if (const std::size_t dims = ggml_dims(cx, call)) {
+            if (const std::size_t dims = foreign_tensor_dims(cx, call)) {
               const std::string member = init->getMember()->getNameAsString();
               uses.allocated[member] = std::max(uses.allocated[member], dims);
             }
@@ -329,6 +329,13 @@ void find_kv_members(Context& cx, const std::vector<const FunctionDecl*>& functi
     if (auto it = uses.allocated.find(member); it != uses.allocated.end() && it->second >= 3 &&
                                                !uses.borrowed.count(member) &&
                                                name_says_kv(cx.vocabulary, member))
+      cx.kv_by_use.insert(member);
+  // An attention cache the class allocates with three or more dimensions (`attn_cache_ =
+  // Ort::Value::CreateTensor<float>(allocator_, shape.data(), 4)`): keys and values by definition,
+  // a convolution cache beside it not (name_says_not_kv).
+  for (const auto& [member, dims] : uses.allocated)
+    if (dims >= 3 && !uses.borrowed.count(member) && name_says_attention_cache(member) &&
+        !name_says_not_kv(cx.vocabulary, member))
       cx.kv_by_use.insert(member);
   cx.borrowed_members = std::move(uses.borrowed);
   find_forward_kv(cx, functions, uses.allocated);

@@ -177,6 +177,9 @@ std::string stored_member(const Context& cx, const clang::Expr* value);
 // convolution state, rotary tables, logits).
 bool name_says_kv(const facts::Vocabulary& vocabulary, std::string_view name);
 bool name_says_not_kv(const facts::Vocabulary& vocabulary, std::string_view name);
+// A name that says an attention cache (`attn_cache_`, `attention_cache`): keys and values, in
+// runtimes that keep them in one tensor (WeNet's att_cache: K and V concatenated).
+bool name_says_attention_cache(std::string_view name);
 // Called by find_kv_members with the members the class allocates (most dimensions): adds to
 // kv_by_use the members handed to a forward or produced by one and fed back, and fills forward_kv.
 void find_forward_kv(Context& cx, const std::vector<const clang::FunctionDecl*>& functions,
@@ -206,6 +209,20 @@ std::map<std::string, std::size_t> carved_device_kv(const Context& cx,
 std::string carved_kv_member(const Context& cx, const clang::Stmt* s);
 // `ggml_new_tensor_3d(...)`: 3; `ggml_new_tensor(...)`: many; not a ggml allocation: 0.
 std::size_t ggml_dims(const Context& cx, const clang::CallExpr* call);
+
+// ---- onnx_kv.cpp ----
+bool is_ort_tensor_factory(std::string_view qualified);  // "Ort::Value::CreateTensor"
+// `Ort::Value::CreateTensor<float>(allocator, shape.data(), shape.size())` with `std::array<int64_t,
+// 4> shape`: 4 (many when the shape's length is not written); not such a call: 0.
+std::size_t ort_dims(const Context& cx, const clang::CallExpr* call);
+// ggml_dims, else ort_dims: an allocation of a tensor type that is not LibTorch's.
+std::size_t foreign_tensor_dims(const Context& cx, const clang::CallExpr* call);
+// `sess_->Run(run_options, input_names, inputs.data(), n, output_names, m)` on an `Ort::Session`,
+// the form that returns the outputs: a forward call.
+bool is_session_run(const Context& cx, const clang::CallExpr* call);
+// The library of the tensor an allocation makes, by its qualified callee ("ggml_new_tensor_3d",
+// "Ort::Value::CreateTensor"): LibTorch unless it is ggml's or ONNX Runtime's.
+facts::TensorLibrary tensor_library_of(std::string_view written);
 
 // ---- calls.cpp ----
 facts::MethodFact method_fact(Context& cx, const clang::FunctionDecl& function);

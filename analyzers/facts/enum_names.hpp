@@ -39,6 +39,11 @@ inline constexpr std::array<std::pair<Retention, const char*>, 6> kRetentions{{
     {Retention::Local, "local"},
     {Retention::ModuleGlobal, "module_global"},
 }};
+inline constexpr std::array<std::pair<TensorLibrary, const char*>, 3> kTensorLibraries{{
+    {TensorLibrary::LibTorch, "libtorch"},
+    {TensorLibrary::Ggml, "ggml"},
+    {TensorLibrary::OnnxRuntime, "onnxruntime"},
+}};
 inline constexpr std::array<std::pair<ImplicitCacheSite::Reason, const char*>, 2> kImplicitReasons{{
     {ImplicitCacheSite::Reason::NoPastKeyValues, "no_past_key_values"},
     {ImplicitCacheSite::Reason::PastKeyValuesStartsNone, "past_key_values_starts_none"},
@@ -96,6 +101,9 @@ constexpr const auto& enum_table(Language) {
 }
 constexpr const auto& enum_table(Retention) {
   return kRetentions;
+}
+constexpr const auto& enum_table(TensorLibrary) {
+  return kTensorLibraries;
 }
 constexpr const auto& enum_table(ImplicitCacheSite::Reason) {
   return kImplicitReasons;

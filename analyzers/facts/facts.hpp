@@ -215,6 +215,11 @@ class Guards {
   List list_;
 };
 
+// The library whose tensor type a K/V allocation makes: LibTorch's (and Python's torch, the
+// default), ggml's (`ggml_new_tensor_3d`) or ONNX Runtime's (`Ort::Value::CreateTensor`, a
+// session's outputs), so that a finding says what was seen and advises for that code.
+enum class TensorLibrary { LibTorch, Ggml, OnnxRuntime };
+
 // How a constructed object is kept.
 enum class Retention {
   SelfAttribute,  // self.x = Cache(...)
@@ -283,6 +288,7 @@ struct CacheSite {
   // Set for raw K/V: a tensor allocation (`torch.zeros(...)`, cache_class "Tensor") that the
   // class keeps and treats as keys or values; what was seen.
   std::optional<RawKv> raw_kv;
+  TensorLibrary tensor_library = TensorLibrary::LibTorch;  // of a tensor allocation (cache_class "Tensor")
 };
 
 // A call that makes transformers build a cache behind it.

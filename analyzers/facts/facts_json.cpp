@@ -263,7 +263,8 @@ json to_json(const FileFacts& f) {
                      {"caller_requested", s.caller_requested},
                      {"inside_graph_capture", s.inside_graph_capture},
                      {"stores_existing", s.stores_existing},
-                     {"raw_kv", s.raw_kv ? w.raw_kv(*s.raw_kv) : json(nullptr)}});
+                     {"raw_kv", s.raw_kv ? w.raw_kv(*s.raw_kv) : json(nullptr)},
+                     {"tensor_library", enum_name(s.tensor_library, kTensorLibraries)}});
 
   json& implicit = j["implicit_caches"] = json::array();
   for (const auto& s : f.implicit_caches)
@@ -459,6 +460,8 @@ FileFacts file_facts_from_json(const json& j) {
                                 x.at("by").get<std::string>()});
       site.raw_kv = std::move(raw);
     }
+    if (s.contains("tensor_library"))
+      site.tensor_library = enum_value(s.at("tensor_library"), kTensorLibraries);
     f.cache_sites.push_back(std::move(site));
   }
 

@@ -50,7 +50,8 @@ void fields(T& x, F&& f) {
 template <FactsStruct<CacheSite> T, class F>
 void fields(T& x, F&& f) {
   f(x.cache_class, x.written, x.owner_class, x.method, x.loc, x.args, x.retention, x.retained_as,
-    x.container_key, x.guards, x.caller_requested, x.inside_graph_capture, x.stores_existing, x.raw_kv);
+    x.container_key, x.guards, x.caller_requested, x.inside_graph_capture, x.stores_existing, x.raw_kv,
+    x.tensor_library);
 }
 template <FactsStruct<ImplicitCacheSite> T, class F>
 void fields(T& x, F&& f) {

@@ -16,11 +16,31 @@ char lower(char c) {
   return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
 }
 
+std::string_view library_name(facts::TensorLibrary library) {
+  switch (library) {
+    case facts::TensorLibrary::Ggml:
+      return "ggml";
+    case facts::TensorLibrary::OnnxRuntime:
+      return "ONNX Runtime";
+    case facts::TensorLibrary::LibTorch:
+      break;
+  }
+  return "LibTorch";
+}
+
 // "self._caches" -> "_caches"; "self.cfg.x" -> "cfg.x"; anything else -> "".
 std::string strip_self(std::string_view dotted) {
   constexpr std::string_view kSelf = "self.";
   if (!dotted.starts_with(kSelf)) return {};
   return std::string(dotted.substr(kSelf.size()));
+}
+
+// The member a site keeps its tensor in, quoted: "`k_cache`" for "self.k_cache", "`k`" for a
+// store's "cache.k" (written through a reference to the store).
+std::string kept_member(const facts::CacheSite& site) {
+  std::string member = strip_self(site.retained_as);
+  if (member.empty()) member = site.retained_as.substr(site.retained_as.rfind('.') + 1);
+  return member.empty() ? std::string() : code_span(member);
 }
 
 }  // namespace
@@ -50,7 +70,26 @@ std::string quoted(std::string_view text) {
   return code_span(text);
 }
 
+bool foreign_tensor(const facts::CacheSite& site) {
+  return site.tensor_library != facts::TensorLibrary::LibTorch;
+}
+
 std::string describe_construction(const facts::CacheSite& site, std::string_view verb) {
+  if (foreign_tensor(site)) {
+    // What was seen: the library's tensor, the members that keep it and the call that made it.
+    const std::string_view kind = site.tensor_library == facts::TensorLibrary::Ggml ? "tensor" : "value";
+    if (site.stores_existing)
+      return fmt::format("keeps a {} K/V store {} (a `{}`) that `{}` fills",
+                         library_name(site.tensor_library), kept_member(site), site.cache_class,
+                         site.written);
+    if (site.raw_kv)
+      return fmt::format("keeps {} K/V {}{} {} that `{}` returns", library_name(site.tensor_library), kind,
+                         site.raw_kv->members.size() == 1 ? "" : "s", raw_kv_members(*site.raw_kv),
+                         site.written);
+    const std::string member = kept_member(site);
+    return fmt::format("allocates {} K/V {}{}{} with `{}`", library_name(site.tensor_library), kind,
+                       member.empty() ? "" : " ", member, site.written);
+  }
   if (site.raw_kv) {
     // What was seen, not a class: the tensors and how they were allocated (or, with no
     // allocation of their own, grown by concatenation).
@@ -158,6 +197,13 @@ bool kept_by_the_model(const facts::Project& project, facts::ClassRef owner, int
 std::string describe_retention(const facts::CacheSite& site, const Spelling& spelling) {
   using R = facts::Retention;
   const std::string as = spelling.code(site.retained_as);
+  // describe_construction named the member already.
+  if (foreign_tensor(site) && site.retention == R::SelfAttribute && site.stores_existing)
+    return "holds it by value";
+  if (foreign_tensor(site) && site.retention == R::SelfAttribute)
+    return site.raw_kv ? fmt::format("feeds {} back ({})", raw_kv_members(*site.raw_kv),
+                                     describe_raw_kv_use(*site.raw_kv))
+                       : std::string("keeps it across calls");
   if (site.raw_kv && (site.retention == R::SelfAttribute || site.retention == R::SelfContainer)) {
     const std::string kept =
         site.retention == R::SelfContainer && site.container_key && !site.container_key->text.empty()

@@ -46,8 +46,12 @@ std::string describe_raw_kv_access(const facts::RawKv& kv, const facts::RawKvAcc
 bool kept_by_the_model(const facts::Project& project, facts::ClassRef owner, int depth = 0);
 
 // What a site does, for messages: "constructs a `DynamicCache`" (with the verb given:
-// "constructs", "builds"), or "stores an `int8_t*`" where it stores a value made elsewhere.
+// "constructs", "builds"), or "stores an `int8_t*`" where it stores a value made elsewhere;
+// for a tensor that is not LibTorch's, what was seen: "allocates ggml K/V tensor `k_cache` with
+// `ggml_new_tensor_3d`", "keeps ONNX Runtime K/V values `past_k_`/`past_v_` that `sess_->Run` returns".
 std::string describe_construction(const facts::CacheSite& site, std::string_view verb);
+// A site's tensor is ggml's or ONNX Runtime's, not LibTorch's (no `torch::nn::Module` around it).
+bool foreign_tensor(const facts::CacheSite& site);
 
 // A guard as a reviewer reads it: "`if self.async_chunk`", "`else` of `if self.x`",
 // "`if self.async_chunk` in its callers".

@@ -117,7 +117,11 @@ class Check final : public Rule {
         if (site.owner_class.empty() || site.caller_requested) continue;
         facts::ClassRef owner = project.class_of(file, site.owner_class);
         if (!owner || project.is_cache_class(owner)) continue;
-        if (site.raw_kv && !rules::kept_by_the_model(project, owner)) continue;
+        // K/V an ONNX Runtime session's outputs feed back is kept by the class that runs the
+        // session: the model itself, whoever holds it (often a pimpl facade nothing else holds).
+        if (site.raw_kv && site.tensor_library != facts::TensorLibrary::OnnxRuntime &&
+            !rules::kept_by_the_model(project, owner))
+          continue;
         auto covers = project.coverage(owner);
         if (!covers.empty() && !forwards_to_nothing(project, owner, covers)) continue;
         Finding f = make_finding(project, owner, site);
@@ -149,7 +153,15 @@ class Check final : public Rule {
     const std::string method =
         site.method.empty() ? std::string() : " in " + spelling.method_phrase(site.method);
     std::string fix;
-    if (project.is_module(owner) == facts::Tristate::No) {
+    if (rules::foreign_tensor(site)) {
+      // ggml or ONNX Runtime code has no module to declare on: the class itself declares
+      // (the header needs no LibTorch), or a class that holds it forwards.
+      fix = fmt::format(
+          "declare it in `{}()` (`kvlint/model_local_kv.h` needs no LibTorch), or on a class that holds "
+          "`{}` and forwards with `{}`",
+          spelling.method(site.owner_class, rules::declaration_name(project)), site.owner_class,
+          spelling.member_call("<attr>", rules::declaration_name(project)));
+    } else if (project.is_module(owner) == facts::Tristate::No) {
       fix = fmt::format(
           "`{}` is not {}, so declare it on a module that holds it or forward "
           "from there with `{}`",

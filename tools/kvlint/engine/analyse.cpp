@@ -186,13 +186,13 @@ void ProjectRun::analyse_cpp(const std::vector<std::size_t>& indices, const fact
     } else if (!cpp.missing_headers.empty()) {
       d.kind = "degraded";
       // What degraded mode does (cpp_frontend.cpp, degraded_headers.cpp): the LibTorch / CUDA /
-      // pybind11 declarations a missing header brings are stood in for (built in, or the CUDA
-      // toolkit's own headers where it is installed); errors a missing declaration explains go
+      // pybind11 / ggml / ONNX Runtime declarations a missing header brings are stood in for (built in, or
+      // the CUDA toolkit's own headers where it is installed); errors a missing declaration explains go
       // unreported; the file's own syntax errors are reported below.
       d.message = fmt::format(
-          "analysed without full types: {} not found ({}{}); LibTorch, CUDA and pybind11 names were read "
-          "from "
-          "stand-in declarations, and errors the missing declarations explain are not reported",
+          "analysed without full types: {} not found ({}{}); LibTorch, CUDA, pybind11, ggml and ONNX "
+          "Runtime names were read from stand-in declarations, and errors the missing declarations explain "
+          "are not reported",
           cpp.missing_headers.size() == 1 ? "a header was" : "headers were",
           fmt::join(cpp.missing_headers, ", "), cpp.missing_headers.size() >= 5 ? ", ..." : "");
       analysis.diagnostics.push_back(d);

@@ -150,6 +150,10 @@ void ProjectRun::give_back(const std::vector<std::size_t>& owners, std::vector<f
 // once per class. True when some were analysed.
 bool ProjectRun::analyse_kv_store_holders() {
   std::vector<std::string> needles;
+  // A nested class (a pimpl's `Outer::Impl`) is held under its simple name, which many unrelated
+  // classes share (sherpa-onnx has a hundred `std::unique_ptr<Impl>`): its holders are the files
+  // that also name its enclosing class.
+  std::vector<std::pair<std::string, std::string>> nested;  // needle, enclosing class's name
   for (const auto& f : files_) {
     if (!f.facts || f.facts->language != facts::Language::Cpp) continue;
     // A module keeping K/V names an anchor or is held by one that does.
@@ -162,14 +166,33 @@ bool ProjectRun::analyse_kv_store_holders() {
               return true;
       return false;
     };
+    auto enclosing = [&](const std::string& name) -> std::string {
+      for (const auto& c : f.facts->classes) {
+        if (c.name != name) continue;
+        const std::string outer = c.qualified_name.substr(0, c.qualified_name.rfind('.') + 1);
+        for (const auto& d : f.facts->classes)
+          if (!outer.empty() && d.qualified_name + "." == outer) return d.name;
+      }
+      return {};
+    };
     for (const auto& site : f.facts->cache_sites)
       if (!site.owner_class.empty() && !is_module(site.owner_class) &&
-          kv_store_searched_.insert(site.owner_class).second)
-        needles.push_back("<" + site.owner_class + ">");
+          kv_store_searched_.insert(site.owner_class).second) {
+        if (std::string outer = enclosing(site.owner_class); !outer.empty())
+          nested.emplace_back("<" + site.owner_class + ">", std::move(outer));
+        else
+          needles.push_back("<" + site.owner_class + ">");
+      }
   }
-  if (needles.empty()) return false;
-  const std::vector<std::size_t> found =
-      containing_any(readable_matching([](const FileState& f) { return !f.facts && f.is_cpp; }), needles);
+  if (needles.empty() && nested.empty()) return false;
+  const std::vector<std::size_t> candidates =
+      readable_matching([](const FileState& f) { return !f.facts && f.is_cpp; });
+  std::vector<std::size_t> found =
+      needles.empty() ? std::vector<std::size_t>{} : containing_any(candidates, needles);
+  for (const auto& [needle, outer] : nested)
+    for (std::size_t i : containing_any(containing_any(candidates, {needle}), {outer})) found.push_back(i);
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
   if (found.empty()) return false;
   analyse(found, vocabulary_);
   return true;
