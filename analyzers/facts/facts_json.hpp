@@ -21,7 +21,8 @@ namespace kvlint::facts {
 // 12: cache sites' stores_existing (a value pushed into a K/V container, not constructed).
 // 13: cache sites' raw_kv (a kept tensor read as attention K/V).
 // 14: raw_kv's accesses (each method's first write, read and hand-on).
-inline constexpr int kFactsJsonVersion = 14;
+// 15: cache sites' tensor_library (libtorch, ggml or onnxruntime: what the K/V was seen as).
+inline constexpr int kFactsJsonVersion = 15;
 
 nlohmann::json to_json(const FileFacts& facts);
 // Throws nlohmann::json::exception (or std::invalid_argument for an unknown
