@@ -140,6 +140,11 @@ std::string describe_raw_kv_access(const facts::RawKv& kv, const facts::RawKvAcc
 }
 
 namespace {
+// A parameter that passes a cache in (`past_key_values`, `cache`), not the switch asking for one.
+bool passes_a_cache(std::string_view parameter) {
+  return parameter != "use_cache" && (contains_ci(parameter, "past") || contains_ci(parameter, "cache"));
+}
+
 // Built in the arm of `if use_cache and past_key_values is None:` (or `if past is None:`): the
 // caller asked for a cache and passed none.
 bool for_the_caller(const facts::Construction& built) {
@@ -148,10 +153,8 @@ bool for_the_caller(const facts::Construction& built) {
       return false;
     const auto& ps = g.parameters;
     const bool asks = std::find(ps.begin(), ps.end(), "use_cache") != ps.end();
-    const bool passed_none = contains_ci(g.condition.text, "is None") &&
-                             std::any_of(ps.begin(), ps.end(), [](const std::string& p) {
-                               return p != "use_cache" && (contains_ci(p, "cache") || contains_ci(p, "past"));
-                             });
+    const bool passed_none =
+        contains_ci(g.condition.text, "is None") && std::any_of(ps.begin(), ps.end(), passes_a_cache);
     return asks || passed_none;
   });
 }
@@ -379,9 +382,7 @@ bool reaches_entry(const std::vector<std::string>& rest) {
 }
 
 bool takes_cache(const facts::MethodFact& method) {
-  return std::any_of(method.parameters.begin(), method.parameters.end(), [](const std::string& p) {
-    return p != "use_cache" && (contains_ci(p, "past") || contains_ci(p, "cache"));
-  });
+  return std::any_of(method.parameters.begin(), method.parameters.end(), passes_a_cache);
 }
 
 const facts::MethodFact* find_method(const facts::Project& project, facts::ClassRef cls,
