@@ -153,6 +153,11 @@ bool attention_shaped(const std::vector<facts::Expression>& shape) {
   return heads && head_dim && positions;  // not a per-head scale or bias: it has positions
 }
 
+// The simple name of a concatenation (`torch.cat`, `torch.concat`, `torch.concatenate`).
+bool is_concatenation(std::string_view simple) {
+  return simple == "cat" || simple == "concat" || simple == "concatenate";
+}
+
 }  // namespace
 
 // `torch.zeros(...)`, `torch.empty_like(x)`, `x.new_zeros(...)`: a call that allocates a tensor.
@@ -290,8 +295,7 @@ void FileWalker::on_raw_kv_call(TSNode call, TSNode fn) {
     on_tensor_allocation(*cls, call, fn);
     return;
   }
-  if ((simple == "cat" || simple == "concat" || simple == "concatenate") &&
-      starts_with(resolve(strip_view(fn)), "torch.")) {
+  if (is_concatenation(simple) && starts_with(resolve(strip_view(fn)), "torch.")) {
     if (std::string grown = grown_member(call); !grown.empty()) {
       on_tensor_allocation(*cls, call, fn, std::move(grown));
       return;
@@ -388,8 +392,7 @@ void FileWalker::on_raw_kv_assignment(TSNode node) {
     TSNode fn = field(right, g_.f_function);
     const std::string_view simple = sym(fn) == Sym::Attribute ? text(field(fn, g_.f_attribute)) : text(fn);
     const std::string_view member = text(field(left, g_.f_attribute));
-    if ((simple == "cat" || simple == "concat" || simple == "concatenate") &&
-        contains(text(field(right, g_.f_arguments)), text(left)))
+    if (is_concatenation(simple) && contains(text(field(right, g_.f_arguments)), text(left)))
       note_raw_kv_use(*cls, std::string(member), RawKvUse::Kind::Write, node, "`torch.cat` growth");
   }
   // `layer.kv_cache = kv` (or `[kv]`) after `for layer, kv in zip(..., self._kv_caches)`: the
