@@ -32,14 +32,17 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
 
 #include "analyzers/cpp/compile_flags.hpp"
 #include "analyzers/cpp/degraded_headers.hpp"
+#include "analyzers/cpp/project_headers.hpp"
 #include "analyzers/cpp/walker.hpp"
 #include "analyzers/facts/line_ends.hpp"
 #include "analyzers/facts/suppression_comment.hpp"
@@ -214,7 +217,14 @@ struct RunState {
   ReadableFiles* disk = nullptr;  // the compile's physical files: which roots it may read
   // The project root's real path: a diagnostic located outside it is not quoted (ErrorCollector).
   std::string project_root;
+  // Without a compile database: the project root as named (absolute, normal), where a quoted
+  // header the include path lacks is looked for (find_project_header); empty with one.
+  fs::path project_headers_root;
   std::vector<std::string> missing;
+  // Why a missing header was not taken from the project (two candidates), by name.
+  std::map<std::string, std::string> missing_why;
+  // The project-header candidates looked at and not there: a header appearing at one changes the result.
+  std::vector<std::string> project_header_probes;
   std::size_t errors = 0;
   std::string first_error;
   // For messages: the analysed file's absolute and displayed paths, the command's directory.
@@ -420,7 +430,7 @@ void record_dependencies(const SourceManager& sm, HeaderSearch& headers, RunStat
     state.included.push_back({path.string(), XXH3_64bits(bytes->data(), bytes->size())});
     including_dirs.insert(path.parent_path().string());
   }
-  std::set<std::string> absent;
+  std::set<std::string> absent(state.project_header_probes.begin(), state.project_header_probes.end());
   std::set<std::string> included;
   for (const auto& file : state.included) included.insert(file.path);
   for (const auto& [found, before] : state.searched_before)
@@ -447,6 +457,10 @@ class MissingHeaders : public PPCallbacks {
  public:
   MissingHeaders(RunState& state, Preprocessor& preprocessor) : state_(state), preprocessor_(preprocessor) {}
   bool FileNotFound(StringRef name, SmallVectorImpl<char>& recovery) override {
+    if (std::string found = project_header(name); !found.empty()) {
+      recovery.assign(found.begin(), found.end());
+      return true;
+    }
     const std::string dir = std::string(kMissingHeaderRoot) + "/" + std::to_string(state_.missing.size());
     // The export macros of the file that includes it (and the main file's), which that header
     // may have been the one to define.
@@ -490,6 +504,41 @@ class MissingHeaders : public PPCallbacks {
   }
 
  private:
+  // Degraded mode finds a quoted header of the project as the build's -I would (project_headers.hpp):
+  // the directory to search, or empty. Only files ReadableFiles serves from the project's real
+  // path qualify, so no byte from outside the project reaches the compile this way.
+  std::string project_header(StringRef name) {
+    if (state_.project_headers_root.empty() || state_.project_root.empty()) return {};
+    const SourceManager& sm = preprocessor_.getSourceManager();
+    // Clang 14's only preprocessor lexer is the raw-buffer Lexer (PreprocessorLexer's one subclass);
+    // it stands past the directive just read.
+    const auto* lexer = static_cast<const Lexer*>(preprocessor_.getCurrentFileLexer());
+    if (!lexer) return {};
+    const FileID includer_id = lexer->getFileID();
+    const StringRef buffer = sm.getBufferData(includer_id);
+    const char* at = lexer->getBufferLocation();
+    if (at < buffer.begin() || at > buffer.end() ||
+        !names_in_quotes(std::string_view(buffer.data(), buffer.size()),
+                         static_cast<std::size_t>(at - buffer.begin()),
+                         std::string_view(name.data(), name.size())))
+      return {};
+    const FileEntry* includer = sm.getFileEntryForID(includer_id);
+    if (!includer) return {};
+    const fs::path includer_dir = absolute_in(state_, includer->getName()).parent_path();
+    ProjectHeader found =
+        find_project_header(std::string_view(name.data(), name.size()), includer_dir,
+                            state_.project_headers_root, [this](const std::string& candidate) {
+                              const std::string real = real_path_of(*state_.disk, candidate);
+                              if (real.empty() || !is_within(real, state_.project_root)) return false;
+                              return static_cast<bool>(state_.disk->openFileForRead(candidate));
+                            });
+    state_.project_header_probes.insert(state_.project_header_probes.end(), found.absent.begin(),
+                                        found.absent.end());
+    if (!found.ambiguity.empty())
+      state_.missing_why.emplace(name.str(), "a project header " + found.ambiguity);
+    return found.directory;
+  }
+
   // Whether a family's real headers can be found (torch on the path, only CUDA missing):
   // their declarations must not be replaced by the built-in ones.
   bool on_include_path(HeaderFamily family) {
@@ -638,11 +687,31 @@ bool is_syntax_diagnostic(unsigned id) {
   }
 }
 
+// Whether byte `at` of `text` follows (blanks aside) the `<...>` of a name: `Ptr<T, U> layer(...)`
+// with `Ptr` a template a missing header declares parses as a comparison, and the parser stops
+// right after the `>` ("expected ';' after expression").
+bool follows_template_arguments(std::string_view text, std::size_t at) {
+  std::size_t i = at;
+  while (i > 0 && (text[i - 1] == ' ' || text[i - 1] == '\t')) --i;
+  if (i == 0 || text[i - 1] != '>') return false;
+  int depth = 0;
+  for (std::size_t steps = 0; i > 0 && steps < 512; --i, ++steps) {
+    const char c = text[i - 1];
+    if (c == '>') ++depth;
+    if (c == '<' && --depth == 0) break;
+    if (c == ';' || c == '{' || c == '}') return false;
+  }
+  if (i < 2 || depth != 0) return false;
+  const char before = text[i - 2];
+  return std::isalnum(static_cast<unsigned char>(before)) || before == '_';
+}
+
 // Whether a parse error at byte `at` of `text` is what a missing header or a CUDA file read as
 // C++ causes, not a syntax error of the file: at an upper-case name of two characters or more
 // (a macro the header would define: `void f() C10_NOEXCEPT;`), or in a kernel launch's `<<<`.
 bool not_a_syntax_error_at(std::string_view text, std::size_t at) {
   if (at >= text.size()) return false;
+  if (follows_template_arguments(text, at)) return true;
   if (text[at] == '<' || text[at] == '>') {
     std::size_t begin = at, end = at;
     while (begin > 0 && text[begin - 1] == text[at]) --begin;
@@ -988,6 +1057,7 @@ class Analyzer final : public facts::CppAnalyzer {
     disk->allow(KVLINT_CLANG_RESOURCE_DIR);
     state.disk = disk.get();
     state.project_root = disk->project_real_path();
+    if (!command.from_database) state.project_headers_root = project_root.lexically_normal();
     auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(disk);
     overlay->pushOverlay(state.memory);
     // The bytes the engine read (and hashed for the cache) are the bytes analysed.
@@ -1038,10 +1108,12 @@ class Analyzer final : public facts::CppAnalyzer {
       const bool too_large = std::any_of(
           state.oversized.begin(), state.oversized.end(),
           [&](const std::string& p) { return p == name || std::string_view(p).ends_with("/" + name); });
+      const auto why = state.missing_why.find(name);
       result.missing_headers.push_back(too_large
                                            ? name + ": larger than the " +
                                                  std::to_string(kMaxHeaderBytes >> 20) + " MiB kvlint reads"
-                                           : name);
+                                       : why != state.missing_why.end() ? name + ": " + why->second
+                                                                        : name);
     }
     result.full_types = state.missing.empty() && state.errors == 0;
     // No AST was built (a command with no input, another language, an unusable flag): nothing

@@ -300,6 +300,70 @@ TEST(CppFrontEnd, FallbackFindsHeadersNamedFromTheProjectRoot) {
   EXPECT_EQ(degraded.find("attention.h"), std::string::npos) << degraded;
 }
 
+// The message of `file`'s degraded note, or empty.
+std::string degraded_note(const json& r, const std::string& file) {
+  for (const auto& d : r.value("diagnostics", json::array()))
+    if (d.value("kind", "") == "degraded" && d.value("path", "") == file) return d.value("message", "");
+  return {};
+}
+
+// A quoted header the include path lacks is looked for as a build's -I would find it: in an
+// `include/` or `includes/` directory beside the including file or one of its ancestors
+// (DeepSpeed's csrc/transformer/inference/csrc/*.cpp name "inference_context.h" in ../includes).
+// The nearest wins; two at the same distance are neither used, and the note says so; an angled
+// include is not looked for there.
+TEST(CppFrontEnd, FallbackFindsAQuotedProjectHeaderInTheNearestIncludesDirectory) {
+  TempDir dir;
+  dir.write("kvlint.toml", "");
+  const std::string attention =
+      "#pragma once\n#include <torch/torch.h>\nstruct Attention : torch::nn::Module {\n  Attention();\n"
+      "  torch::Tensor k_cache_;\n};\n";
+  dir.write("engine/includes/attention.h", attention);
+  // Farther up, and a different class: not the one the nearest directory holds.
+  dir.write("includes/attention.h", "#pragma once\nstruct Unrelated {};\n");
+  dir.write("engine/csrc/attention.cpp",
+            "#include \"attention.h\"\nAttention::Attention() { k_cache_ = torch::zeros({4, 1024}); }\n");
+  // Both include/ and includes/ beside it hold the header: neither is used.
+  dir.write("twice/include/pool.h", attention);
+  dir.write("twice/includes/pool.h", attention);
+  dir.write("twice/src/pool.cpp",
+            "#include \"pool.h\"\nAttention::Attention() { k_cache_ = torch::zeros({4, 1024}); }\n");
+  // Angle brackets name the system's or a configured directory's header, not a guess in the project.
+  dir.write("angled/includes/attention.h", attention);
+  dir.write("angled/src/attention.cpp",
+            "#include <attention.h>\nAttention::Attention() { k_cache_ = torch::zeros({4, 1024}); }\n");
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "engine", "twice", "angled"});
+  json r = report(run);
+  EXPECT_EQ(codes_in(r, "engine/csrc/attention.cpp"), std::vector<std::string>{"KV101"})
+      << run.out << run.err;
+  const std::string note = degraded_note(r, "engine/csrc/attention.cpp");
+  EXPECT_NE(note.find("torch/torch.h"), std::string::npos) << run.out;
+  EXPECT_EQ(note.find("attention.h"), std::string::npos) << note;
+  EXPECT_EQ(codes_in(r, "twice/src/pool.cpp"), std::vector<std::string>{}) << run.out;
+  EXPECT_NE(degraded_note(r, "twice/src/pool.cpp").find("pool.h: a project header in both"),
+            std::string::npos)
+      << run.out;
+  EXPECT_EQ(codes_in(r, "angled/src/attention.cpp"), std::vector<std::string>{}) << run.out;
+}
+
+// `Ptr<A, B> layer(...)` with `Ptr` from a header degraded mode could not find parses as a
+// comparison that stops after the `>`: an error the missing header explains, not a syntax error
+// (LightSeq's bert.cc once its own header is found and the layer headers are not).
+TEST(CppFrontEnd, ATemplateFromAMissingHeaderIsNoSyntaxError) {
+  TempDir dir;
+  dir.write("kvlint.toml", "");
+  dir.write("model.cpp",
+            "#include <torch/torch.h>\n#include \"layers/missing_layer.h\"\n"
+            "struct Options {};\nstruct Decoder : torch::nn::Module {\n"
+            "  Decoder() {\n    LayerPtr<Options, Options> layer_(new Layer<Options, Options>(1, 2));\n"
+            "    k_cache_ = torch::zeros({4, 1024});\n  }\n  torch::Tensor k_cache_;\n};\n");
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "model.cpp"});
+  json r = report(run);
+  EXPECT_TRUE(has(diagnostic_kinds(r, "model.cpp"), "degraded")) << run.out;
+  EXPECT_FALSE(has(diagnostic_kinds(r, "model.cpp"), "compile-error")) << run.out;
+  EXPECT_EQ(codes_in(r, "model.cpp"), std::vector<std::string>{"KV101"}) << run.out;
+}
+
 TEST(CppFrontEnd, DegradedModeIsNotedInTextJsonAndSarif) {
   const fs::path fixture =
       fs::path(KVLINT_SOURCE_DIR) / "rules/kv101_undeclared_cache/fixtures/fire_cpp_kv_tensor_members.cpp";

@@ -64,6 +64,27 @@ TEST(CppUntrustedSource, AnIncludeOfAFileOutsideTheProjectNeverReachesAReport) {
   EXPECT_EQ(out.find("TOKEN"), std::string::npos) << out;
 }
 
+// Degraded mode's lookup of a project header in the `include/` and `includes/` directories above
+// a file (find_project_header) opens only files whose real path is in the project: a linked
+// directory or header pointing outside is not found.
+TEST(CppUntrustedSource, TheProjectHeaderLookupNeverLeavesTheProject) {
+  TempDir dir;
+  dir.write("outside/secret.h", std::string("TOKEN=") + kSecret + "\n");
+  dir.write("project/.git/HEAD", "ref: refs/heads/main\n");
+  const fs::path project = dir.path() / "project";
+  const std::string a = kAnchor;
+  fs::create_directories(project / "engine/csrc");
+  fs::create_directory_symlink(dir.path() / "outside", project / "engine/includes");
+  dir.write("project/engine/csrc/linked_dir.cpp", a + "int\n#include \"secret.h\"\n;\n");
+  fs::create_directories(project / "other/include");
+  fs::create_symlink(dir.path() / "outside/secret.h", project / "other/include/linked.h");
+  dir.write("project/other/src/linked_file.cpp", a + "int\n#include \"linked.h\"\n;\n");
+  const std::string out = all_outputs(project, {"engine", "other"});
+  EXPECT_EQ(out.find(kSecret), std::string::npos) << out;
+  EXPECT_EQ(out.find("TOKEN"), std::string::npos) << out;
+  EXPECT_NE(out.find("secret.h"), std::string::npos) << "named as not found: " << out;
+}
+
 // A compile database is configuration, so the directories it searches are read; an error located
 // in one of them outside the project is still reported by place only.
 TEST(CppUntrustedSource, AnErrorInAHeaderOutsideTheProjectIsNotQuoted) {
