@@ -30,8 +30,6 @@ namespace kvlint::cpp {
 
 using namespace clang;
 
-namespace {
-
 const Expr* without_casts(const Expr* e) {
   for (int depth = 0; depth < 8 && e; ++depth) {
     e = strip(e);
@@ -42,12 +40,6 @@ const Expr* without_casts(const Expr* e) {
     return e;
   }
   return e;
-}
-
-bool contains_ci(std::string_view text, std::string_view word) {
-  auto it = std::search(text.begin(), text.end(), word.begin(), word.end(),
-                        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
-  return it != text.end();
 }
 
 // `a op b` as a builtin operator, or as an overloaded or type-dependent one (a class template's
@@ -66,6 +58,14 @@ bool device_operands(const Expr* e, BinaryOperatorKind builtin, OverloadedOperat
     return true;
   }
   return false;
+}
+
+namespace {
+
+bool contains_ci(std::string_view text, std::string_view word) {
+  auto it = std::search(text.begin(), text.end(), word.begin(), word.end(),
+                        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+  return it != text.end();
 }
 
 // Members initialised with a size (`layer_size_(max_batch * max_step * hidden)`), by name: a

@@ -626,6 +626,7 @@ void walk_translation_unit(Context& cx) {
   find_kv_members(cx, functions.found);
   Visitor visitor(cx);
   visitor.TraverseDecl(cx.ast.getTranslationUnitDecl());
+  extract_singleton_kv(cx, functions.found);
 }
 
 }  // namespace kvlint::cpp

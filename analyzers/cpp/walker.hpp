@@ -187,6 +187,13 @@ void find_forward_kv(Context& cx, const std::vector<const clang::FunctionDecl*>&
 void extract_forward_kv_sites(Context& cx, const clang::FunctionDecl& function);
 
 // ---- device_kv.cpp ----
+// `e` without parentheses, implicit and explicit casts (`(T*)ctx.GetWorkSpace()`).
+const clang::Expr* without_casts(const clang::Expr* e);
+// `a op b` as a builtin operator, or as an overloaded or type-dependent one (a template's `T*`
+// arithmetic): its operands in `lhs` and `rhs`.
+bool device_operands(const clang::Expr* e, clang::BinaryOperatorKind builtin,
+                     clang::OverloadedOperatorKind overloaded, const clang::Expr** lhs,
+                     const clang::Expr** rhs);
 // `cudaMalloc(&k_cache_, size)` (and cudaMallocAsync / Managed / Host): the member of `this` it
 // fills, with its size expression in `size`; empty otherwise.
 std::string device_allocated_member(const Context& cx, const clang::CallExpr* call, const clang::Expr** size);
@@ -209,6 +216,14 @@ std::map<std::string, std::size_t> carved_device_kv(const Context& cx,
 std::string carved_kv_member(const Context& cx, const clang::Stmt* s);
 // `ggml_new_tensor_3d(...)`: 3; `ggml_new_tensor(...)`: many; not a ggml allocation: 0.
 std::size_t ggml_dims(const Context& cx, const clang::CallExpr* call);
+
+// ---- singleton_kv.cpp ----
+// K/V in a member buffer of a process-wide singleton (`static Ctx& Instance() { static Ctx c;
+// return c; }`) that the class allocates itself, reached in this file's functions through the
+// accessor (`Ctx::Instance().GetWorkSpace()`) and used as K/V there: a region spanning every
+// layer handed to a kernel launch or to attention. One cache site per member, at the class's
+// allocation (in its header), with this file's uses as its raw K/V accesses.
+void extract_singleton_kv(Context& cx, const std::vector<const clang::FunctionDecl*>& functions);
 
 // ---- onnx_kv.cpp ----
 bool is_ort_tensor_factory(std::string_view qualified);  // "Ort::Value::CreateTensor"

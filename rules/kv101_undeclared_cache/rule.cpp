@@ -193,6 +193,14 @@ class Check final : public Rule {
                             site.owner_class, rules::describe_construction(site, "constructs"), method,
                             site.loc.line, rules::describe_retention(site, spelling),
                             rules::declaration_name(project), site.owner_class, fix, holders);
+    // K/V a class keeps and other files use as K/V (a singleton's buffer reached through its
+    // accessor): those uses are where the finding's evidence is.
+    if (site.raw_kv)
+      for (const auto& access : site.raw_kv->accesses)
+        if (access.loc.file != site.loc.file)
+          f.related.push_back(rules::related(
+              access.loc,
+              fmt::format("`{}` {}", access.method, rules::describe_raw_kv_access(*site.raw_kv, access))));
     if (const facts::Guard* g = rules::owner_state_guard(site.guards, rules::retained_attribute(site)))
       f.related.push_back(
           rules::related(g->condition.loc, fmt::format("built only under {}", rules::describe_guard(*g))));

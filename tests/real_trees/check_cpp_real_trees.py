@@ -119,12 +119,16 @@ def finding_lines(f: dict) -> set[tuple[str, int]]:
     return lines
 
 
-def site_of(f: dict, sites: list[dict]) -> str:
+def sites_of(f: dict, sites: list[dict]) -> list[str]:
+    """Every site the finding's own line or a related line is an anchor of, in file order."""
     reach = finding_lines(f)
-    for s in sites:
-        if any((a["path"], a["line"]) in reach for a in s["anchors"]):
-            return s["id"]
-    return ""
+    return [s["id"] for s in sites if any((a["path"], a["line"]) in reach for a in s["anchors"])]
+
+
+def site_of(f: dict, sites: list[dict]) -> str:
+    """The site a finding is triaged at: the first it reaches."""
+    reached = sites_of(f, sites)
+    return reached[0] if reached else ""
 
 
 def toml_str(text: str) -> str:
@@ -251,10 +255,15 @@ def one_tree(toml_path: Path, kvlint: Path, update: bool) -> bool:
 
     # What kvlint reports at each site (the per-site count the notes quote).
     at_site: dict[str, list[str]] = {s["id"]: [] for s in sites}
+    # A finding counts at every site it reaches: its own line, or a related line (the uses in
+    # another file of K/V a class keeps, DeepSpeed's pt_binding.cpp for InferenceContext).
     for key, f in sorted(actual.items()):
-        site = site_of(f, sites) or want.get(key, {}).get("site")
-        if site in at_site:
-            at_site[site].append(f"{key[0]}@{key[1].rsplit('/', 1)[-1]}:{key[2]}")
+        reached = sites_of(f, sites) or [want.get(key, {}).get("site")]
+        anchors = {s["id"]: {(a["path"], a["line"]) for a in s["anchors"]} for s in sites}
+        for site in reached:
+            if site in at_site:
+                via = "" if (key[1], key[2]) in anchors[site] else " (related)"
+                at_site[site].append(f"{key[0]}@{key[1].rsplit('/', 1)[-1]}:{key[2]}{via}")
     real = [s for s in sites if s["kind"] == "real"]
     seen = [s for s in real if at_site[s["id"]]]
     noisy = [s for s in sites if s["kind"] == "look-alike" and at_site[s["id"]]]

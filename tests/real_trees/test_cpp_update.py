@@ -72,3 +72,12 @@ def test_rendered_findings_are_toml_with_the_site_and_the_kept_triage():
     assert (first["site"], first["verdict"], first["reason"]) == ("attn", "true-problem",
                                                                   "triaged at attn.cpp:41")
     assert (second["site"], second["verdict"], second["reason"]) == ("", "", "")
+
+
+def test_a_finding_reaches_every_site_its_related_lines_anchor():
+    sites = SITES + [{"id": "binding", "kind": "real", "anchors": [
+        {"path": "binding.cpp", "line": 7, "text": "from_blob"}]}]
+    _, f = finding("KV101", "attn.h", 10)
+    f["related"] = [{"path": "binding.cpp", "line": 7, "message": "reads it as K/V"}]
+    assert cpp.sites_of(f, sites) == ["attn", "binding"]
+    assert cpp.site_of(f, sites) == "attn"
