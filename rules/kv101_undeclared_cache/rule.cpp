@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <tuple>
+
 #include "rules/common/declaration_skeleton.hpp"
 #include "rules/common/rule_support.hpp"
 #include "rules/common/spelling.hpp"
@@ -112,6 +115,9 @@ class Check final : public Rule {
   const RuleInfo& info() const override { return kInfo; }
   void check(const facts::Project& project, std::vector<Finding>& out) const override {
     rules::SkeletonFixes skeletons;
+    // A site in another file than its facts' (a singleton's allocation in its header, found by
+    // each file that uses the buffer as K/V): one finding, with every such file's uses.
+    std::map<std::tuple<std::string, uint32_t, uint32_t, std::string>, std::size_t> reported_elsewhere;
     for (const auto& file : project.files()) {
       for (const auto& site : file.cache_sites) {
         if (site.owner_class.empty() || site.caller_requested) continue;
@@ -125,6 +131,16 @@ class Check final : public Rule {
         auto covers = project.coverage(owner);
         if (!covers.empty() && !forwards_to_nothing(project, owner, covers)) continue;
         Finding f = make_finding(project, owner, site);
+        if (site.loc.file != file.path) {
+          const auto key =
+              std::make_tuple(site.loc.file.str(), site.loc.line, site.loc.column, site.retained_as);
+          if (auto it = reported_elsewhere.find(key); it != reported_elsewhere.end()) {
+            for (auto& r : f.related)
+              if (r.loc.file != site.loc.file) out[it->second].related.push_back(std::move(r));
+            continue;
+          }
+          reported_elsewhere.emplace(key, out.size());
+        }
         rules::relate_holder_declarations(project, owner, f);
         out.push_back(std::move(f));
         // A class that is not an nn.Module is declared on its holder: no skeleton on it.

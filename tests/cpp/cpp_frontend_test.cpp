@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -565,6 +566,32 @@ INSTANTIATE_TEST_SUITE_P(
       name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
       return name;
     });
+
+// A singleton's K/V buffer used as K/V by two files (each reports the class's allocation in its
+// header) is one finding, with both files' uses as related locations.
+TEST(CppFrontEnd, ASingletonWorkspaceUsedAsKvByTwoFilesIsOneFinding) {
+  const fs::path fixture =
+      fs::path(KVLINT_SOURCE_DIR) / "rules/kv101_undeclared_cache/fixtures/fire_cpp_singleton_workspace_kv";
+  TempDir dir;
+  dir.write("kvlint.toml", "");
+  fs::copy(fixture, dir.path(), fs::copy_options::recursive);
+  std::string second = slurp(dir.path() / "inference/csrc/bindings.cpp");
+  for (std::size_t at = second.find("attention_step"); at != std::string::npos;
+       at = second.find("attention_step", at + 1))
+    second.insert(at + std::string_view("attention_step").size(), "_again");
+  dir.write("inference/csrc/bindings_again.cpp", second);
+  CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "."});
+  json r = report(run);
+  ASSERT_EQ(r.value("findings", json::array()).size(), 1u) << run.out << run.err;
+  const json& finding = r["findings"][0];
+  EXPECT_EQ(finding.value("path", ""), "inference/includes/engine_context.h") << run.out;
+  std::set<std::string> related_files;
+  for (const auto& related : finding.value("related", json::array()))
+    related_files.insert(related.value("path", ""));
+  EXPECT_EQ(related_files,
+            (std::set<std::string>{"inference/csrc/bindings.cpp", "inference/csrc/bindings_again.cpp"}))
+      << run.out;
+}
 
 TEST(CppFrontEnd, AFileThatDoesNotCompileIsReportedAndTheRunGoesOn) {
   TempDir dir;
