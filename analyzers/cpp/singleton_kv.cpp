@@ -163,7 +163,7 @@ bool shape_spans_every_layer(const Context& cx, const Expr* shape) {
                      [&](const Expr* dim) { return names_layers(cx, dim); });
 }
 
-struct Use {
+struct SingletonUse {
   facts::RawKvAccess access;
   std::string callee;
   bool named = false;  // a K/V name on the region or view
@@ -171,7 +171,7 @@ struct Use {
 
 struct MemberUses {
   const FieldDecl* member = nullptr;
-  std::vector<Use> uses;
+  std::vector<SingletonUse> uses;
   facts::Location first_here;  // where this file first reaches it
   bool kv = false;
 };
@@ -287,9 +287,9 @@ class FunctionScan {
     if (found == out_.end()) return;
     MemberUses& uses = found->second;
     const std::string method = method_name(&function_);
-    for (const Use& u : uses.uses)
+    for (const SingletonUse& u : uses.uses)
       if (u.access.kind == kind && u.access.method == method) return;
-    Use use;
+    SingletonUse use;
     use.access.kind = kind;
     use.access.method = method;
     use.access.loc = location_of(cx_, call->getSourceRange());
@@ -333,13 +333,14 @@ void extract_singleton_kv(Context& cx, const std::vector<const FunctionDecl*>& f
   std::map<const FieldDecl*, MemberUses> found;
   for (const FunctionDecl* function : functions) FunctionScan(cx, *function, found).run();
   for (auto& [member, uses] : found) {
-    const bool written = std::any_of(uses.uses.begin(), uses.uses.end(), [](const Use& u) {
+    const bool written = std::any_of(uses.uses.begin(), uses.uses.end(), [](const SingletonUse& u) {
       return u.access.kind == facts::RawKvAccess::Kind::Write;
     });
-    const bool read = std::any_of(uses.uses.begin(), uses.uses.end(), [](const Use& u) {
+    const bool read = std::any_of(uses.uses.begin(), uses.uses.end(), [](const SingletonUse& u) {
       return u.access.kind == facts::RawKvAccess::Kind::Read;
     });
-    const bool named = std::any_of(uses.uses.begin(), uses.uses.end(), [](const Use& u) { return u.named; });
+    const bool named =
+        std::any_of(uses.uses.begin(), uses.uses.end(), [](const SingletonUse& u) { return u.named; });
     if (!(written || read) || !(read || named)) continue;
     const FunctionDecl* allocator = nullptr;
     const CallExpr* allocation = own_allocation(cx, member, &allocator);
@@ -369,9 +370,10 @@ void extract_singleton_kv(Context& cx, const std::vector<const FunctionDecl*>& f
     facts::RawKv raw;
     raw.members = {member->getNameAsString()};
     raw.named_as_kv = named;
-    std::sort(uses.uses.begin(), uses.uses.end(),
-              [](const Use& a, const Use& b) { return a.access.loc.line < b.access.loc.line; });
-    for (const Use& u : uses.uses) {
+    std::sort(uses.uses.begin(), uses.uses.end(), [](const SingletonUse& a, const SingletonUse& b) {
+      return a.access.loc.line < b.access.loc.line;
+    });
+    for (const SingletonUse& u : uses.uses) {
       if (u.access.kind == facts::RawKvAccess::Kind::Write && !raw.written_at) {
         raw.written_at = u.access.loc;
         raw.written_by = "handed to `" + u.callee + "` in `" + u.access.method + "` (" + cx.file.str() + ")";
