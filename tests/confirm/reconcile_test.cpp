@@ -968,6 +968,25 @@ TEST(Reconcile, CppKV101OnTheOtherMembersGrowthLineIsNoRT001) {
   EXPECT_EQ(unflagged.runtime_findings.front().code, "RT001");
 }
 
+// A state struct per stream in a std::vector: the host names the struct's members and, in held_in,
+// the holder's member they were reached through; the C++ front end words the finding on the holder
+// (`streams_` of StreamPool, where the structs are kept).
+TEST(Reconcile, CppKV101OnTheHoldersContainerMemberMatchesTheStructsKV) {
+  constexpr const char* kHeld =
+      R"([{"owner":"StreamState","name":"buf_k","held_in":[{"owner":"StreamPool","name":"streams_"}]},)"
+      R"({"owner":"StreamState","name":"buf_v","held_in":[{"owner":"StreamPool","name":"streams_"}]}])";
+  auto run = make_run("pool", {"StreamPool", "StreamState"},
+                      {member_cache_line("StreamState", 21, {21, 23}, kHeld), done_line("generate", 3)});
+  auto report = reconcile({member_finding(40, "StreamPool", "streams_")}, {run}, {});
+  EXPECT_EQ(only(report).verdict, Verdict::Confirmed) << only(report).evidence.summary;
+  ASSERT_TRUE(only(report).evidence.observed);
+  EXPECT_EQ(only(report).evidence.observed->rows, 3);
+  EXPECT_TRUE(report.runtime_findings.empty()) << report.runtime_findings.front().message;
+  // Another member of the holder does not hold them.
+  auto other = reconcile({member_finding(40, "StreamPool", "drafts_")}, {run}, {});
+  EXPECT_EQ(only(other).verdict, Verdict::Refuted) << only(other).evidence.summary;
+}
+
 TEST(Reconcile, RT004ForACppMemberCacheWithMoreRowsThanDeclared) {
   auto run = make_run(
       "speech", {"StreamingDecoder"},

@@ -153,7 +153,15 @@ HarnessEvent parse_object(const json& object) {
       if (!it->is_array()) throw FieldError{"\"members\" is not an array"};
       for (const auto& member : *it) {
         if (!member.is_object()) throw FieldError{"\"members\" holds a non-object"};
-        e.members.push_back({get_string(member, "owner"), get_string(member, "name", true)});
+        CacheMember m{get_string(member, "owner"), get_string(member, "name", true), {}};
+        if (auto held = member.find("held_in"); held != member.end() && !held->is_null()) {
+          if (!held->is_array()) throw FieldError{"\"held_in\" is not an array"};
+          for (const auto& holder : *held) {
+            if (!holder.is_object()) throw FieldError{"\"held_in\" holds a non-object"};
+            m.held_in.emplace_back(get_string(holder, "owner"), get_string(holder, "name", true));
+          }
+        }
+        e.members.push_back(std::move(m));
       }
     }
     e.holder = get_string(object, "holder");

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct CacheFrame {
 struct CacheMember {
   std::string owner;  // the class declaring the member
   std::string name;
+  // The members of other classes its object was reached through (StreamPool's `streams_` for the
+  // `buf_k` of each StreamState in it), as a static finding on the holder names the K/V.
+  std::vector<std::pair<std::string, std::string>> held_in;  // class, member
 };
 
 // One distinct creation site per path per concurrency, aggregated at peak.

@@ -37,9 +37,13 @@ bool owned_by(const ModelRun& run, const CacheEvent& c, const std::string& owner
 
 MemberMatch member_match(const CacheEvent& c, const Finding& f) {
   if (c.members.empty() || f.member.empty()) return MemberMatch::Unknown;
-  for (const auto& m : c.members)
+  for (const auto& m : c.members) {
     if (m.name == f.member && (m.owner == f.owner_class || c.owner == f.owner_class))
       return MemberMatch::Same;
+    // The holder's member: `streams_` of StreamPool for the K/V of the state structs in it.
+    for (const auto& [holder, name] : m.held_in)
+      if (name == f.member && holder == f.owner_class) return MemberMatch::Same;
+  }
   return MemberMatch::Other;
 }
 

@@ -39,7 +39,8 @@ bool owned_by(const ModelRun& run, const CacheEvent& c, const std::string& owner
 // Whether the member a finding names holds the cache's memory: Unknown when the finding names no
 // member or the run saw none (the Python harness, a C++ host without debug information); Same when
 // the member of that name belongs to the finding's class (the declaring class, or the cache's owner
-// for a member inherited from a base); Other when the cache is other members' memory only (a
+// for a member inherited from a base), or is the finding's class's member the cache's objects are
+// held in (a std::vector of state structs); Other when the cache is other members' memory only (a
 // scratch tensor beside the K/V, another class's member of the same name).
 enum class MemberMatch { Unknown, Same, Other };
 
