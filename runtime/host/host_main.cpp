@@ -26,6 +26,7 @@
 #include <torch/version.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -163,7 +164,44 @@ struct MemberSlot {
   std::string owner;  // the class declaring the member
   std::string name;   // "past_values_"
   at::Tensor tensor;
+  const void* instance;  // the object holding it: one stream's state among those of a pool
+  // The member of another class the object was reached through (StreamPool's streams_ for a
+  // StreamState in it): where a static finding on the holder names the K/V. Empty for the root
+  // objects (the plugin's model, the walked modules).
+  std::pair<std::string, std::string> held_in;  // declaring class, member name
 };
+
+// The K/V word of a member's name: `stem` is the name with that word as '*' ("buf_*" for buf_k
+// and buf_v, "past_*_" for past_key_ and past_value_, "*Cache" for kCache), so a class's K and V
+// members have one stem. None when no word is K's or V's, or both are (key_value_cache: one member).
+struct KvWord {
+  std::string stem;
+  bool is_key = false;
+};
+
+std::optional<KvWord> kv_word(const std::string& name) {
+  static const std::set<std::string> kKey{"k", "key", "keys"}, kValue{"v", "val", "vals", "value", "values"};
+  std::optional<KvWord> found;
+  bool both = false;
+  // Words split at '_' and at a lower-to-upper case step (pastKey).
+  for (std::size_t begin = 0; begin < name.size();) {
+    std::size_t end = begin + 1;
+    while (end < name.size() && name[end] != '_' &&
+           !(std::isupper(static_cast<unsigned char>(name[end])) != 0 &&
+             std::islower(static_cast<unsigned char>(name[end - 1])) != 0))
+      ++end;
+    std::string word = name.substr(begin, end - begin);
+    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const bool key = kKey.count(word) != 0, value = kValue.count(word) != 0;
+    if (key || value) {
+      both = both || (found && found->is_key != key);
+      if (!found) found = KvWord{name.substr(0, begin) + "*" + name.substr(end), key};
+    }
+    begin = end < name.size() && name[end] == '_' ? end + 1 : end;
+  }
+  if (both) return std::nullopt;
+  return found;
+}
 
 // A spec's declared_file as the plugin's compiler saw it: absolute under CMake, normalised.
 std::string declared_path(const char* file) {
@@ -437,32 +475,54 @@ class Host {
     std::set<std::pair<const char*, std::string>> seen;
     for (const torch::nn::Module* module : modules)
       visit(static_cast<const char*>(dynamic_cast<const void*>(module)),
-            c10::demangle(typeid(*module).name()), 0, seen, out);
-    visit(static_cast<const char*>(dynamic_cast<const void*>(&model)), c10::demangle(typeid(model).name()), 0,
-          seen, out);
+            c10::demangle(typeid(*module).name()), {}, 0, seen, out);
+    visit(static_cast<const char*>(dynamic_cast<const void*>(&model)), c10::demangle(typeid(model).name()),
+          {}, 0, seen, out);
     return out;
   }
 
-  void visit(const char* object, const std::string& type, int depth,
-             std::set<std::pair<const char*, std::string>>& seen, std::map<const void*, MemberSlot>& out) {
+  void visit(const char* object, const std::string& type, const std::pair<std::string, std::string>& held_in,
+             int depth, std::set<std::pair<const char*, std::string>>& seen,
+             std::map<const void*, MemberSlot>& out) {
     if (object == nullptr || depth > 12 || !seen.insert({object, type}).second) return;
     for (const auto& member : symbolizer_->tensor_members(type)) {
-      // The debug information says an at::Tensor lies there.
-      const auto& tensor = *reinterpret_cast<const at::Tensor*>(object + member.offset);
-      if (!tensor.defined() || !tensor.has_storage() || tensor.storage().data() == nullptr) continue;
-      out.emplace(tensor.storage().data(), MemberSlot{member.declaring_class, member.name, tensor});
+      // The debug information says an at::Tensor (or a std::vector of them) lies there.
+      for (const char* at : elements(object + member.offset, member.in_vector, sizeof(at::Tensor))) {
+        const auto& tensor = *reinterpret_cast<const at::Tensor*>(at);
+        if (!tensor.defined() || !tensor.has_storage() || tensor.storage().data() == nullptr) continue;
+        out.emplace(tensor.storage().data(),
+                    MemberSlot{member.declaring_class, member.name, tensor, object, held_in});
+      }
     }
     for (const auto& edge : symbolizer_->object_edges(type)) {
-      if (!edge.by_pointer) {
-        visit(object + edge.offset, edge.pointee, depth + 1, seen, out);
-        continue;
+      const std::pair<std::string, std::string> via{edge.declaring_class, edge.name};
+      for (const char* at : elements(object + edge.offset, edge.in_vector, edge.stride)) {
+        if (!edge.by_pointer) {
+          visit(at, edge.pointee, via, depth + 1, seen, out);
+          continue;
+        }
+        const char* target = *reinterpret_cast<const char* const*>(at);
+        if (target == nullptr) continue;
+        std::string dynamic = edge.pointee;
+        most_derived(target, dynamic);
+        visit(target, dynamic, via, depth + 1, seen, out);
       }
-      const char* target = *reinterpret_cast<const char* const*>(object + edge.offset);
-      if (target == nullptr) continue;
-      std::string dynamic = edge.pointee;
-      most_derived(target, dynamic);
-      visit(target, dynamic, depth + 1, seen, out);
     }
+  }
+
+  // Where the elements of a member lie: the member itself, or each element of the std::vector at
+  // `at` (libstdc++: its first two words are begin and end), at most 65536 of them.
+  static std::vector<const char*> elements(const char* at, bool in_vector, std::uint64_t stride) {
+    if (!in_vector) return {at};
+    const auto* words = reinterpret_cast<const char* const*>(at);
+    const char* begin = words[0];
+    const char* end = words[1];
+    if (begin == nullptr || end < begin || stride == 0) return {};
+    const auto span = static_cast<std::uint64_t>(end - begin);
+    if (span % stride != 0 || span / stride > 65536) return {};
+    std::vector<const char*> out;
+    for (std::uint64_t i = 0; i < span / stride; ++i) out.push_back(begin + i * stride);
+    return out;
   }
 
   // A polymorphic object behind a pointer to its base: the most-derived object and its class, from
@@ -507,10 +567,13 @@ class Host {
     stream_.emit(line);
   }
 
-  // Which of its class's caches a member's memory belongs to: "" for the K/V names, else K/V by
-  // shape (K and V of one cache have one shape and dtype: past_k_ and past_v_ are one cache whatever
-  // their names), else a cache of its own (a last hidden state, an overlap tail).
-  static std::string kv_group_of(const MemberSlot& member) {
+  // Which of its class's caches a member's memory belongs to: a K member and a V member of one
+  // stem are one cache whatever their shapes (buf_k and buf_v, past_key_ and a narrower
+  // past_value_), named by the stem; else "" for the K/V names; else K/V by shape (one shape and
+  // dtype, 3+ dims); else a cache of its own (a last hidden state, an overlap tail). `pairs`: the
+  // stems of the owner's members that have both a K and a V member.
+  static std::string kv_group_of(const MemberSlot& member, const std::set<std::string>& pairs) {
+    if (const auto word = kv_word(member.name); word && pairs.count(word->stem) != 0) return "*" + word->stem;
     if (is_kv_name(member.name)) return "";
     if (member.tensor.dim() < 3) return member.name;
     std::string signature = "[";
@@ -537,10 +600,20 @@ class Host {
     struct Group {
       std::map<std::pair<std::string, std::uint32_t>, Line> lines;
       std::vector<SourceSite> chain;
-      std::set<std::pair<std::string, std::string>> members;  // declaring class, name
-      std::vector<at::Tensor> tensors;                        // the members' tensors
+      // declaring class, name -> the holders' members the objects were reached through
+      std::map<std::pair<std::string, std::string>, std::set<std::pair<std::string, std::string>>> members;
+      std::map<const void*, std::vector<at::Tensor>> tensors;  // the members' tensors, per object
       bool all_members = true;
     };
+    // Per declaring class, the stems its K and V members share (StreamState's buf_k and buf_v).
+    std::map<std::string, std::set<std::string>> pairs;
+    {
+      std::map<std::pair<std::string, std::string>, std::set<bool>> sides;
+      for (const auto& [data, slot] : slots)
+        if (const auto word = kv_word(slot.name)) sides[{slot.owner, word->stem}].insert(word->is_key);
+      for (const auto& [key, seen] : sides)
+        if (seen.size() == 2) pairs[key.first].insert(key.second);
+    }
     std::map<std::pair<std::string, std::string>, Group> by_owner;  // owner, non-K/V member or ""
     for (const auto& allocation : tracker_.live()) {
       if (allocation.sequence <= since || reachable.count(allocation.data) != 0 ||
@@ -551,10 +624,11 @@ class Host {
       const auto slot = slots.find(allocation.data);
       const MemberSlot* member = slot == slots.end() ? nullptr : &slot->second;
       const std::string owner = member != nullptr ? member->owner : site.owner;
-      Group& group = by_owner[{owner, member != nullptr ? kv_group_of(*member) : ""}];
+      Group& group = by_owner[{owner, member != nullptr ? kv_group_of(*member, pairs[member->owner]) : ""}];
       if (member != nullptr) {
-        group.members.insert({member->owner, member->name});
-        group.tensors.push_back(member->tensor);
+        auto& held_in = group.members[{member->owner, member->name}];
+        if (!member->held_in.second.empty()) held_in.insert(member->held_in);
+        group.tensors[member->instance].push_back(member->tensor);
       } else {
         group.all_members = false;
       }
@@ -578,17 +652,23 @@ class Host {
           busiest = &line;
       }
       std::int64_t rows = busiest->count, positions = 0, layers = 0, logical = bytes;
-      if (group.all_members && (key.second.empty() || key.second.front() == '[') && !group.tensors.empty()) {
+      const bool kv = key.second.empty() || key.second.front() == '[' || key.second.front() == '*';
+      if (group.all_members && kv && !group.tensors.empty()) {
+        // Each object's rows from its shapes; the objects' rows add up (one state per stream).
         rows = positions = layers = logical = 0;
-        for (const auto& tensor : group.tensors) {
-          const auto sizes = tensor.sizes();
-          const std::size_t n = sizes.size();
-          if (n == 0) continue;
-          rows = std::max<std::int64_t>(rows, n >= 4 ? sizes[n - 4] : sizes[0]);
-          positions = std::max<std::int64_t>(positions, n >= 2 ? sizes[n - 2] : 0);
-          layers = std::max<std::int64_t>(layers, n > 4 ? product(sizes, 0, n - 4) : 1);
-          logical +=
-              static_cast<std::int64_t>(tensor.numel()) * static_cast<std::int64_t>(tensor.element_size());
+        for (const auto& [instance, tensors] : group.tensors) {
+          std::int64_t object_rows = 0;
+          for (const auto& tensor : tensors) {
+            const auto sizes = tensor.sizes();
+            const std::size_t n = sizes.size();
+            if (n == 0) continue;
+            object_rows = std::max<std::int64_t>(object_rows, n >= 4 ? sizes[n - 4] : sizes[0]);
+            positions = std::max<std::int64_t>(positions, n >= 2 ? sizes[n - 2] : 0);
+            layers = std::max<std::int64_t>(layers, n > 4 ? product(sizes, 0, n - 4) : 1);
+            logical +=
+                static_cast<std::int64_t>(tensor.numel()) * static_cast<std::int64_t>(tensor.element_size());
+          }
+          rows += object_rows;
         }
       }
       auto event = cache_line(path, concurrency, "allocation", busiest->site, key.first);
@@ -602,8 +682,13 @@ class Host {
                             .add("file", frame.file)
                             .add("line", static_cast<std::int64_t>(frame.line))
                             .add("owner", frame.owner));
-      for (const auto& [owner, name] : group.members)
-        members.push_back(JsonLine().add("owner", owner).add("name", name));
+      for (const auto& [member, holders] : group.members) {
+        std::vector<JsonLine> held_in;
+        for (const auto& [holder, name] : holders)
+          held_in.push_back(JsonLine().add("owner", holder).add("name", name));
+        members.push_back(
+            JsonLine().add("owner", member.first).add("name", member.second).add("held_in", held_in));
+      }
       event.add("chain", chain).add("members", members);
       stream_.emit(event);
     }

@@ -124,10 +124,19 @@ std::optional<ObjectEdge> object_edge(const std::string& type) {
     if (type.rfind(owning, 0) == 0) {
       std::string pointee = first_template_argument(type);
       if (pointee.empty() || is_library_type(pointee)) return std::nullopt;
-      return ObjectEdge{0, std::move(pointee), true};
+      ObjectEdge edge;
+      edge.pointee = std::move(pointee);
+      edge.by_pointer = true;
+      return edge;
     }
   if (type.empty() || is_library_type(type)) return std::nullopt;
-  return ObjectEdge{0, type, false};
+  ObjectEdge edge;
+  edge.pointee = type;
+  return edge;
+}
+
+std::string vector_element(const std::string& type) {
+  return type.rfind("std::vector<", 0) == 0 ? first_template_argument(type) : std::string();
 }
 
 #ifdef KVLINT_HOST_WITH_LLVM
@@ -216,6 +225,43 @@ struct Symbolizer::Impl {
     return {};
   }
 
+  // A std::vector member's element type: the instance's template argument (its first), else the
+  // class its name spells; with its definition, whose byte size is the elements' stride.
+  llvm::DWARFDie vector_element_type(const llvm::DWARFDie& vector, const std::string& vector_name) {
+    for (const llvm::DWARFDie& child : vector.children())
+      if (child.getTag() == dw::DW_TAG_template_type_parameter) {
+        const llvm::DWARFDie element =
+            underlying_type(child.getAttributeValueAsReferencedDie(dw::DW_AT_type));
+        if (element.isValid() && is_class_tag(element.getTag())) return definition(element);
+        return {};
+      }
+    return definition(vector_element(vector_name));
+  }
+
+  // The member `child` (at `offset`) of type std::vector<...>: a tensor member per element, or an
+  // edge to each element of one of the model's classes (by value or owning pointer).
+  void collect_vector(const llvm::DWARFDie& child, const llvm::DWARFDie& type, const std::string& type_name,
+                      std::uint64_t offset, const char* cls_name, std::vector<TensorMember>& out,
+                      std::vector<ObjectEdge>& edges) {
+    const llvm::DWARFDie element = vector_element_type(type, type_name);
+    if (!element.isValid()) return;
+    const std::string element_name = qualified_name(element);
+    if (element_name == "at::Tensor") {
+      out.push_back({child.getShortName(), offset, cls_name != nullptr ? cls_name : "", true});
+      return;
+    }
+    const auto size = element.find(dw::DW_AT_byte_size);
+    const std::uint64_t stride = size ? size->getAsUnsignedConstant().getValueOr(0) : 0;
+    auto edge = object_edge(element_name);
+    if (!edge || stride == 0) return;
+    edge->offset = offset;
+    edge->in_vector = true;
+    edge->stride = stride;
+    edge->name = child.getShortName();
+    edge->declaring_class = cls_name != nullptr ? cls_name : "";
+    edges.push_back(std::move(*edge));
+  }
+
   void collect(const llvm::DWARFDie& cls, std::uint64_t base, std::vector<TensorMember>& out,
                std::vector<ObjectEdge>& edges, int depth) {
     const char* cls_name = cls.getShortName();
@@ -232,9 +278,15 @@ struct Symbolizer::Impl {
         if (!type.isValid() || !is_class_tag(type.getTag())) continue;
         const std::string type_name = qualified_name(type);
         if (type_name == "at::Tensor")
-          out.push_back({child.getShortName(), base + *offset, cls_name != nullptr ? cls_name : ""});
-        else if (auto edge = object_edge(type_name))
-          edges.push_back({base + *offset, std::move(edge->pointee), edge->by_pointer});
+          out.push_back({child.getShortName(), base + *offset, cls_name != nullptr ? cls_name : "", false});
+        else if (type_name.rfind("std::vector<", 0) == 0)
+          collect_vector(child, definition(type), type_name, base + *offset, cls_name, out, edges);
+        else if (auto edge = object_edge(type_name)) {
+          edge->offset = base + *offset;
+          edge->name = child.getShortName();
+          edge->declaring_class = cls_name != nullptr ? cls_name : "";
+          edges.push_back(std::move(*edge));
+        }
       }
     }
   }

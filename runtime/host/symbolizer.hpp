@@ -24,19 +24,27 @@ struct SourceSite {
 // Appends `frame` unless `chain` already has its file:line (a call chain names each line once).
 void add_frame(std::vector<SourceSite>& chain, SourceSite frame);
 
-// An `at::Tensor` data member of a class (or of one of its bases) at `offset` in the object.
+// An `at::Tensor` data member of a class (or of one of its bases) at `offset` in the object, or a
+// std::vector<at::Tensor> member (a tensor per layer): each of its elements is that member's.
 struct TensorMember {
   std::string name;             // "past_values_"
   std::uint64_t offset = 0;     // bytes from the start of the most-derived object
   std::string declaring_class;  // the class that declares it, unqualified ("StreamingDecoder")
+  bool in_vector = false;       // a std::vector<at::Tensor> lies at `offset`
 };
 
 // A class-typed member through which another object of the model is reached: held by value, or
-// owned through std::unique_ptr / std::shared_ptr (whose first word is the pointer in libstdc++).
+// owned through std::unique_ptr / std::shared_ptr (whose first word is the pointer in libstdc++);
+// or a std::vector of either (one state struct per stream or per layer), whose elements lie
+// `stride` bytes apart from the vector's first word (libstdc++: begin, end, capacity).
 struct ObjectEdge {
   std::uint64_t offset = 0;  // bytes from the start of the most-derived object
   std::string pointee;       // the held class, qualified as typeid demangles it ("asr::Decoder")
-  bool by_pointer = false;   // the member is an owning pointer to it
+  bool by_pointer = false;   // the member (or each element) is an owning pointer to it
+  bool in_vector = false;    // a std::vector of such elements lies at `offset`
+  std::uint64_t stride = 0;  // the element's size, when in_vector
+  std::string name;          // the member ("streams_")
+  std::string declaring_class;  // the class declaring it, unqualified ("StreamPool")
 };
 
 class Symbolizer {
@@ -79,8 +87,12 @@ class Symbolizer {
 };
 
 // The edge a member of class type `type` ("std::unique_ptr<asr::Decoder, ...>", "asr::Tier") is, at
-// offset 0: none for library types and pointers to them.
+// offset 0: none for library types and pointers to them (a std::vector's elements are read apart,
+// from the vector's template argument: vector_element).
 std::optional<ObjectEdge> object_edge(const std::string& type);
+// The element type of a std::vector type ("asr::Tier" for "std::vector<asr::Tier, std::allocator<...> >"),
+// or "" for any other type.
+std::string vector_element(const std::string& type);
 // "CppTalker" for "ns::CppTalker::step(int) const"; "" for a free function.
 std::string owner_of_function(const std::string& function);
 // Whether a demangled function is LibTorch's or the standard library's (instantiated in the plugin).

@@ -243,7 +243,12 @@ def split_findings(tmp: Path, full: bool) -> Dict[str, Any]:
     return data
 
 
-def split_confirm(tmp: Path, findings: Dict[str, Any], entries: str) -> Dict[str, Any]:
+def findings_json(findings: List[Dict[str, Any]]) -> Dict[str, Any]:
+    return {"schema": "kvlint-findings", "version": 1, "tool": {"name": "kvlint", "version": "test"},
+            "findings": findings, "diagnostics": []}
+
+
+def confirm_entries(tmp: Path, findings: Dict[str, Any], entries: str) -> Dict[str, Any]:
     (tmp / "kvlint.toml").write_text("[runtime]\ntolerance = 0.05\n\n" + entries)
     (tmp / "findings.json").write_text(json.dumps(findings))
     proc = subprocess.run([str(required_env("KVLINT_BINARY")), "confirm", "--config", str(tmp / "kvlint.toml"),
@@ -261,9 +266,9 @@ def kv101_lines(findings: Dict[str, Any], owner: str) -> List[int]:
 def split_run(request, tmp_path_factory) -> Dict[str, Any]:
     tmp = tmp_path_factory.mktemp(f"split-{request.param}")
     findings = split_findings(tmp, full=request.param == "compile_database")
-    report = split_confirm(tmp, findings, split_entry("speech", ["generate", "finish"]))
+    report = confirm_entries(tmp, findings, split_entry("speech", ["generate", "finish"]))
     # Only the path whose streams ended: the K/V is gone, the last hidden state and the tail stay.
-    finished = split_confirm(tmp, findings, split_entry("speech_finished", ["finish"]))
+    finished = confirm_entries(tmp, findings, split_entry("speech_finished", ["finish"]))
     return {"findings": findings, "report": report, "finished": finished}
 
 
@@ -371,16 +376,8 @@ OWNED_KV_PER_ROW = 2 * 4 * 2 * 16 * 32 * 4
 
 def owned_confirm(tmp: Path, findings: List[Dict[str, Any]]) -> Dict[str, Any]:
     plugins = required_env("KVLINT_PLUGIN_DIR")
-    (tmp / "kvlint.toml").write_text("[runtime]\ntolerance = 0.05\n\n" +
-                                     entry("asr", f"{plugins}/libowned_decoder.so", ["AsrEngine", "Decoder"]))
-    (tmp / "findings.json").write_text(json.dumps({
-        "schema": "kvlint-findings", "version": 1, "tool": {"name": "kvlint", "version": "test"},
-        "findings": findings, "diagnostics": []}))
-    proc = subprocess.run([str(required_env("KVLINT_BINARY")), "confirm", "--config", str(tmp / "kvlint.toml"),
-                           "--findings", str(tmp / "findings.json"), "--format", "json", "--all"],
-                          cwd=tmp, capture_output=True, text=True, timeout=120)
-    assert proc.returncode in (0, 1), proc.stderr[-4000:]
-    report = json.loads(proc.stdout)
+    report = confirm_entries(tmp, findings_json(findings),
+                             entry("asr", f"{plugins}/libowned_decoder.so", ["AsrEngine", "Decoder"]))
     assert model(report, "asr")["status"] == "complete", model(report, "asr")
     return report
 
@@ -432,3 +429,109 @@ def test_finding_naming_the_member_matches_its_cache_after_an_edit_moved_its_lin
     assert result["verdict"] == "confirmed", result
     observed = result["evidence"]["observed"]
     assert observed["rows"] == 4 and observed["bytes_per_row"] == OWNED_KV_PER_ROW, result["evidence"]
+
+
+# The stream pool laid out as LibTorch serving code keeps per-stream K/V (plugins/stream_pool): one
+# StreamState struct per open stream with buf_k / buf_v, held by the pool in a
+# std::vector<std::unique_ptr<StreamState>>, and a drafter held by value with past_key_ / past_value_;
+# keys are wider than values (a rotary part rides with each key), so K and V never share a shape.
+# It declares one row for the streams' K/V (FIXED rows_fixed=1) and keeps one per open stream; the
+# drafter's one row is declared right. Built with `declare = 0` it declares nothing, and the KV101s
+# below (written here as the C++ front end words a member's finding: its owner and member) must each
+# find their cache: at the header's member line, at the .cpp's allocation line, and on the holder's
+# container member (`streams_` of StreamPool, as the front end names K/V kept in a container).
+POOL = REPO / "tests" / "runtime_cpp" / "plugins" / "stream_pool"
+POOL_OWNERS = ["StreamEngine", "StreamPool", "StreamState", "Drafter"]
+# K [layers 2, 1, kv_heads 2, positions 8, 48] + V [..., 16] float32 per stream; the drafter has 1 layer.
+POOL_KV_PER_ROW = 2 * 2 * 8 * (48 + 16) * 4
+DRAFTER_KV_PER_ROW = 1 * 2 * 8 * (48 + 16) * 4
+POOL_FINDINGS = [
+    ("stream_pool.h", "torch::Tensor buf_k;", "StreamState", "buf_k"),
+    ("stream_pool.cpp", "state->buf_v = torch::zeros(", "StreamState", "buf_v"),
+    ("stream_pool.cpp", "streams_.push_back(", "StreamPool", "streams_"),
+    ("stream_pool.h", "torch::Tensor past_key_;", "Drafter", "past_key_"),
+    ("stream_pool.cpp", "torch::zeros({1, 1, config_.num_key_value_heads, config_.max_positions, config_.value_head",
+     "Drafter", "past_value_"),
+]
+
+
+def member_kv101(path: Path, text: str, owner: str, member: str) -> Dict[str, Any]:
+    line = line_of(path, text)
+    return {"code": "KV101", "name": "undeclared-cache", "severity": "error", "path": str(path), "line": line,
+            "column": 3, "end_line": line, "end_column": 40, "owner": owner, "member": member,
+            "message": f"`{member}` holds K/V no declaration covers", "fingerprint": "", "related": []}
+
+
+def pool_confirm(tmp: Path, findings: List[Dict[str, Any]], **config: Any) -> Dict[str, Any]:
+    plugins = required_env("KVLINT_PLUGIN_DIR")
+    report = confirm_entries(tmp, findings_json(findings),
+                             entry("pool", f"{plugins}/libstream_pool.so", POOL_OWNERS, **config))
+    assert model(report, "pool")["status"] == "complete", model(report, "pool")
+    return report
+
+
+@pytest.fixture(scope="module")
+def pool_report(tmp_path_factory) -> Dict[str, Any]:
+    return pool_confirm(tmp_path_factory.mktemp("stream-pool"), [])
+
+
+@pytest.fixture(scope="module")
+def undeclared_pool_report(tmp_path_factory) -> Dict[str, Any]:
+    findings = [member_kv101(POOL / name, text, owner, member) for name, text, owner, member in POOL_FINDINGS]
+    return pool_confirm(tmp_path_factory.mktemp("stream-pool-undeclared"), findings, declare=0)
+
+
+def pool_caches(report: Dict[str, Any], concurrency: int, members: set) -> List[Dict[str, Any]]:
+    return [c for c in caches(report, "pool", concurrency) if {m["name"] for m in c.get("members", [])} == members]
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_struct_k_and_v_in_a_vector_are_one_cache_with_a_row_per_open_stream(pool_report, concurrency):
+    found = pool_caches(pool_report, concurrency, {"buf_k", "buf_v"})
+    assert len(found) == 1, caches(pool_report, "pool", concurrency)
+    [cache] = found
+    assert cache["owner"] == "StreamState" and {m["owner"] for m in cache["members"]} == {"StreamState"}
+    assert cache["rows"] == concurrency and cache["positions"] == 8 and cache["layers"] == 2
+    assert cache["bytes_per_row"] == POOL_KV_PER_ROW
+    # The stream's last output (2-D) is a cache of its own, not folded into the K/V.
+    others = [[m["name"] for m in c.get("members", [])] for c in caches(pool_report, "pool", concurrency)
+              if c is not cache and c["owner"] == "StreamState"]
+    assert others == [["hidden"]], caches(pool_report, "pool", concurrency)
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_k_and_v_members_of_two_shapes_are_one_cache_with_k_and_v_bytes_per_row(pool_report, concurrency):
+    found = pool_caches(pool_report, concurrency, {"past_key_", "past_value_"})
+    assert len(found) == 1, caches(pool_report, "pool", concurrency)
+    [cache] = found
+    assert cache["owner"] == "Drafter" and cache["rows"] == 1 and cache["layers"] == 1
+    assert cache["bytes_per_row"] == DRAFTER_KV_PER_ROW
+    # Declared right (drafter_kv, one row): no half of it is a cache of its own or a bytes drift.
+    assert not [r for r in pool_report["runtime_findings"] if r["owner"] == "Drafter"], pool_report["runtime_findings"]
+
+
+def test_rows_of_per_stream_structs_above_the_declared_rows_are_rt004(pool_report):
+    rt004 = [r for r in pool_report["runtime_findings"] if r["code"] == "RT004"]
+    assert len(rt004) == 1, pool_report["runtime_findings"]
+    [drift] = rt004
+    assert drift["owner"] == "StreamState" and drift["evidence"]["concurrency"] == 4
+    assert drift["evidence"]["observed"]["rows"] == 4
+    assert drift["evidence"]["observed"]["bytes_per_row"] == POOL_KV_PER_ROW
+    assert drift["evidence"]["declared"]["name"] == "stream_kv" and drift["evidence"]["declared"]["rows"] == 1
+    # K and V together are the declared bytes per row: no bytes drift for the streams.
+    assert not [r for r in pool_report["runtime_findings"] if r["code"] == "RT002"], pool_report["runtime_findings"]
+
+
+@pytest.mark.parametrize("name, text, owner, member", POOL_FINDINGS)
+def test_kv101_on_the_member_allocation_or_holder_line_is_confirmed_by_its_members_cache(
+        undeclared_pool_report, name, text, owner, member):
+    [result] = [r for r in undeclared_pool_report["results"]
+                if r["line"] == line_of(POOL / name, text) and Path(r["path"]).name == name]
+    assert result["verdict"] == "confirmed", result
+    observed = result["evidence"]["observed"]
+    expected = ("Drafter", DRAFTER_KV_PER_ROW, 1) if owner == "Drafter" else ("StreamState", POOL_KV_PER_ROW, 4)
+    assert (observed["owner"], observed["bytes_per_row"], observed["rows"]) == expected, result["evidence"]
+    # The K/V the findings name is no RT001 of its own.
+    rt001 = [r for r in undeclared_pool_report["runtime_findings"] if r["code"] == "RT001"
+             and r["owner"] in ("StreamState", "Drafter")]
+    assert not rt001, rt001

@@ -47,3 +47,14 @@ TEST(HostSymbolizer, OwningPointersAndValuesOfModelClassesAreEdges) {
   EXPECT_FALSE(host::object_edge("std::vector<at::Tensor, std::allocator<at::Tensor> >"));
   EXPECT_FALSE(host::object_edge("torch::nn::Linear"));
 }
+
+// A std::vector member is read apart: its elements (one state struct per stream) are the edges.
+TEST(HostSymbolizer, VectorElementTypeIsItsFirstTemplateArgument) {
+  EXPECT_EQ(host::vector_element(
+                "std::vector<std::unique_ptr<tts::StreamState, std::default_delete<tts::StreamState> >, "
+                "std::allocator<std::unique_ptr<tts::StreamState, "
+                "std::default_delete<tts::StreamState> > > >"),
+            "std::unique_ptr<tts::StreamState, std::default_delete<tts::StreamState> >");
+  EXPECT_EQ(host::vector_element("std::vector<at::Tensor, std::allocator<at::Tensor> >"), "at::Tensor");
+  EXPECT_EQ(host::vector_element("std::unique_ptr<asr::Decoder, std::default_delete<asr::Decoder> >"), "");
+}
