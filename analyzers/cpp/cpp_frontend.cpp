@@ -1115,6 +1115,7 @@ class Analyzer final : public facts::CppAnalyzer {
                                        : why != state.missing_why.end() ? name + ": " + why->second
                                                                         : name);
     }
+    result.cuda_read_as_cpp = is_cuda(absolute_path) && !command.from_database;
     result.full_types = state.missing.empty() && state.errors == 0;
     // No AST was built (a command with no input, another language, an unusable flag): nothing
     // was analysed.

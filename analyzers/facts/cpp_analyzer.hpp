@@ -66,6 +66,9 @@ struct CppAnalysis {
   // False: degraded mode (missing headers or errors; names matched as spelled).
   bool full_types = false;
   std::vector<std::string> missing_headers;  // as written in #include, first few
+  // A CUDA source read as C++ because no compile command names it: the CUDA compiler's built-ins
+  // (device intrinsics, `__half` arithmetic) are undeclared, so its errors are degraded mode's too.
+  bool cuda_read_as_cpp = false;
   std::size_t errors = 0;                    // compiler errors (degraded mode reports syntax_errors only)
   std::string first_error;                   // "file.cpp:3:9: unknown type name 'Foo'"
   // Parse and lexical errors in the file itself, on lines no earlier error explains: a syntax

@@ -674,6 +674,37 @@ struct Decoder : torch::nn::Module {
   EXPECT_EQ(slurp(dir.path() / "good.cpp"), fixed);
 }
 
+// A CUDA file with every header found but no compile command naming it is read as C++: the
+// CUDA compiler's built-ins (`threadIdx`, `__ll2double_rn`) are undeclared, which is degraded
+// mode's case, not the file's error (DeepSpeed's transform.cu once its includes/ were found).
+// Its own syntax error is still a compile-error, and the same code in a .cpp does not compile.
+TEST(CppFrontEnd, ACudaFileReadAsCppIsDegradedNotACompileError) {
+  TempDir dir;
+  dir.write("kvlint.toml", "");
+  dir.write("csrc/includes/kernels.h",
+            "#pragma once\nvoid launch_convert(void* out, const long long* in, int n);\n");
+  const std::string kernel = R"src(#include "kernels.h"
+__global__ void convert(double* out, const long long* in, int n) {
+  const int i = threadIdx.x;
+  if (i < n) out[i] = __ll2double_rn(in[i]);
+}
+void launch_convert(void* out, const long long* in, int n) { convert<<<1, n>>>((double*)out, in, n); }
+)src";
+  std::string broken = kernel;
+  broken.replace(broken.find("const int i ="), 13, "const int i = ;");
+  dir.write("csrc/convert.cu", kernel);
+  dir.write("csrc/broken.cu", broken);
+  dir.write("csrc/convert.cpp", R"src(#include "kernels.h"
+void launch_on_host(void* out, long long x) { *(double*)out = __ll2double_rn(x); }
+)src");
+  const CliRun run = kvlint(dir.path(), {"check", "--no-cache", "--format", "json", "csrc"});
+  const json r = report(run);
+  EXPECT_TRUE(has(diagnostic_kinds(r, "convert.cu"), "degraded")) << run.out;
+  EXPECT_FALSE(has(diagnostic_kinds(r, "convert.cu"), "compile-error")) << run.out;
+  EXPECT_TRUE(has(diagnostic_kinds(r, "broken.cu"), "compile-error")) << run.out;
+  EXPECT_TRUE(has(diagnostic_kinds(r, "convert.cpp"), "compile-error")) << run.out;
+}
+
 // A binding file casts data_ptr() to the CUDA element types (`(__half*)`, `(half2*)`) with
 // torch and the project's kernel header missing: degraded mode reads the casts as casts both
 // where no CUDA toolkit is installed (the built-in declarations) and where one is (a stand-in

@@ -183,18 +183,23 @@ void ProjectRun::analyse_cpp(const std::vector<std::size_t>& indices, const fact
       d.kind = "compile-error";
       d.message = fmt::format("C++ file not analysed: {}", cpp.first_error);
       analysis.diagnostics.push_back(d);
-    } else if (!cpp.missing_headers.empty()) {
+    } else if (!cpp.missing_headers.empty() || (cpp.cuda_read_as_cpp && cpp.errors > 0)) {
       d.kind = "degraded";
       // What degraded mode does (cpp_frontend.cpp, degraded_headers.cpp): the LibTorch / CUDA /
       // pybind11 / ggml / ONNX Runtime declarations a missing header brings are stood in for (built in, or
       // the CUDA toolkit's own headers where it is installed); errors a missing declaration explains go
       // unreported; the file's own syntax errors are reported below.
-      d.message = fmt::format(
-          "analysed without full types: {} not found ({}{}); LibTorch, CUDA, pybind11, ggml and ONNX "
-          "Runtime names were read from stand-in declarations, and errors the missing declarations explain "
-          "are not reported",
-          cpp.missing_headers.size() == 1 ? "a header was" : "headers were",
-          fmt::join(cpp.missing_headers, ", "), cpp.missing_headers.size() >= 5 ? ", ..." : "");
+      if (cpp.missing_headers.empty())  // every header found, but no compile command for CUDA
+        d.message =
+            "analysed without full types: a CUDA file read as C++ (no compile command names it), so the "
+            "CUDA compiler's built-ins were not declared, and errors they explain are not reported";
+      else
+        d.message = fmt::format(
+            "analysed without full types: {} not found ({}{}); LibTorch, CUDA, pybind11, ggml and ONNX "
+            "Runtime names were read from stand-in declarations, and errors the missing declarations explain "
+            "are not reported",
+            cpp.missing_headers.size() == 1 ? "a header was" : "headers were",
+            fmt::join(cpp.missing_headers, ", "), cpp.missing_headers.size() >= 5 ? ", ..." : "");
       analysis.diagnostics.push_back(d);
       // Degraded mode hides what the missing headers cause, never the file's own syntax
       // errors: those are a compile-error, and --fix leaves the file alone.
