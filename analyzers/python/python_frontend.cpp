@@ -64,7 +64,7 @@ uint64_t PythonAnalyzer::last_steps() const {
 }
 
 facts::FileFacts PythonAnalyzer::analyze(std::string_view path, std::string_view source,
-                                         std::string module_name) {
+                                         std::string module_name, KnownText known) {
   impl_->last_steps = 0;
   facts::FileFacts out;
   out.path = std::string(path);
@@ -89,8 +89,10 @@ facts::FileFacts PythonAnalyzer::analyze(std::string_view path, std::string_view
     return out;
   }
   const TSNode root = ts_tree_root_node(tree.get());
+  // The raw K/V needles hold no line end, so the lone-"\r" copy answers as the caller's bytes.
+  const bool raw_kv_text = known.may_hold_raw_kv ? *known.may_hold_raw_kv : may_hold_raw_kv(source);
   FileWalker walker(impl_->grammar, impl_->vocabulary, impl_->cache_names, out.path, source, root, out,
-                    impl_->budget.for_source(source.size()));
+                    impl_->budget.for_source(source.size()), raw_kv_text);
   walker.run(root);
   impl_->last_steps = walker.steps();
   return out;

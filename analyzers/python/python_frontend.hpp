@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,13 @@ bool records_constructions_of(std::string_view simple_class_name);
 // it at startup, so a grammar upgrade that renamed a node kind fails loudly, not silently.
 std::string grammar_problem();
 
+// What the caller's own text scans already answered for the bytes, so the front end does not
+// scan them again (the engine's prefilter answers them in one sampled pass); an unset answer is
+// found here. A given answer must equal the front end's own, or facts are lost or invented.
+struct KnownText {
+  std::optional<bool> may_hold_raw_kv;  // python::may_hold_raw_kv(source)
+};
+
 // Reusable analyzer: owns one tree-sitter parser, so an engine keeps one per
 // worker thread instead of creating a parser per file. Not thread-safe; one
 // instance per thread. Copies the vocabulary it is given.
@@ -54,7 +62,8 @@ class PythonAnalyzer {
   PythonAnalyzer& operator=(const PythonAnalyzer&) = delete;
 
   // Same contract as the free function analyze().
-  facts::FileFacts analyze(std::string_view path, std::string_view source, std::string module_name = {});
+  facts::FileFacts analyze(std::string_view path, std::string_view source, std::string module_name = {},
+                           KnownText known = {});
   // Analysis steps the last analyze() took (0 when it did not walk a tree).
   uint64_t last_steps() const;
 

@@ -204,7 +204,8 @@ class FileWalker {
  public:
   FileWalker(const Grammar& grammar, const facts::Vocabulary& vocabulary,
              const std::unordered_set<std::string_view>& cache_names, std::string_view path,
-             std::string_view source, TSNode root, facts::FileFacts& out, uint64_t step_budget)
+             std::string_view source, TSNode root, facts::FileFacts& out, uint64_t step_budget,
+             bool has_raw_kv_text)
       : step_budget_(step_budget),
         g_(grammar),
         vocab_(vocabulary),
@@ -213,11 +214,11 @@ class FileWalker {
         src_(source),
         out_(out),
         aux_(root),
-        sub_(root) {
+        sub_(root),
+        has_raw_kv_text_(has_raw_kv_text) {
     use_cache_at_ = find_all(src_, kUseCache);
     past_key_values_at_ = find_all(src_, kPastKeyValues);
     has_capacity_source_ = contains(src_, "capacity_source");
-    has_raw_kv_text_ = may_hold_raw_kv(src_);
     has_scope_ = contains(src_, "scope");
   }
 

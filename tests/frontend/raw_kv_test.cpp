@@ -38,6 +38,28 @@ class Decoder:
   EXPECT_EQ(site.raw_kv->positions_axis, 3u);
 }
 
+// The engine hands the front end its prefilter's answer to the raw K/V text scan
+// (python::KnownText), and the front end does not scan again: told the text holds none, it
+// records no raw K/V even where there is some.
+TEST(FrontendRawKv, TheCallersAnswerToTheRawKvTextScanIsTheOneUsed) {
+  constexpr std::string_view source = R"PY(import torch
+class Decoder:
+    def __init__(self, layers, heads, max_len, head_dim):
+        self.k_cache = torch.zeros(layers, heads, max_len, head_dim)
+        self.v_cache = torch.zeros(layers, heads, max_len, head_dim)
+    def step(self, layer, pos, k, v):
+        self.k_cache[layer, :, pos] = k
+        self.v_cache[layer, :, pos] = v
+)PY";
+  python::PythonAnalyzer analyzer{facts::Vocabulary{}};
+  EXPECT_EQ(analyzer.analyze("snippet.py", source, "pkg.snippet").cache_sites.size(), 1u);
+  EXPECT_EQ(
+      analyzer.analyze("snippet.py", source, "pkg.snippet", {.may_hold_raw_kv = true}).cache_sites.size(),
+      1u);
+  EXPECT_TRUE(
+      analyzer.analyze("snippet.py", source, "pkg.snippet", {.may_hold_raw_kv = false}).cache_sites.empty());
+}
+
 TEST(FrontendRawKv, EachMethodsFirstWriteReadAndHandOnAreAccesses) {
   const auto f = analyze(R"PY(import torch
 import torch.nn.functional as F

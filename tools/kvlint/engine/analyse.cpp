@@ -64,7 +64,11 @@ void ProjectRun::analyse(const std::vector<std::size_t>& indices, const facts::V
     if (!content) return;
     CachedAnalysis analysis;
     try {
-      analysis.facts = analyzers.local(worker).analyze(state.file.display, *content, state.module_name);
+      // The front end's own scan is one memmem per needle; the prefilter's is one sampled pass
+      // per list (the raw K/V needles are the same whatever the vocabulary).
+      if (!state.raw_kv_text) state.raw_kv_text = initial_prefilter_.may_hold_raw_kv(*content);
+      analysis.facts = analyzers.local(worker).analyze(state.file.display, *content, state.module_name,
+                                                       {.may_hold_raw_kv = state.raw_kv_text});
     } catch (const std::exception& e) {
       // A front-end failure on one file must not take the run down.
       Diagnostic d;

@@ -63,6 +63,9 @@ struct FileState {
   std::optional<facts::FileFacts> facts;  // set once analysed
   std::vector<Diagnostic> analysis_diagnostics;
   bool parsed = false;           // went through the front end at least once this run
+  // Python: python::may_hold_raw_kv of the bytes, answered by the prefilter's search for the
+  // front end (analyse.cpp) the first time the file is parsed.
+  std::optional<bool> raw_kv_text;
   unsigned parses = 0;           // times it went through the front end this run
   std::size_t parsed_bytes = 0;  // the bytes it was parsed from
   bool anchor_hit = false;       // the prefilter: contains a vocabulary anchor
