@@ -194,13 +194,31 @@ bool passes_use_cache_true(std::string_view source) {
 }
 
 bool may_build_cache(std::string_view source, const std::vector<std::string>& cache_classes) {
+  // `name` as a word at `at`, followed by what builds or imports it.
+  auto builds_at = [&](std::size_t at, std::string_view name) {
+    const std::size_t end = at + name.size();
+    if ((at > 0 && is_ident_char(source[at - 1])) || (end < source.size() && is_ident_char(source[end])))
+      return false;
+    const std::size_t next = skip_trivia(source, end);
+    return (next < source.size() && (source[next] == '(' || source[next] == '.')) ||
+           word_at(source, next, "as");
+  };
+  // Every name holding "Cache" is found through the first "Cache" in it: one pass over the text
+  // for all of them, not one per name (a dozen passes over each file the prefilter passes).
+  constexpr std::string_view kCache = "Cache";
+  std::vector<std::pair<std::string_view, std::size_t>> by_cache;  // name, offset of its first "Cache"
   for (const std::string& name : cache_classes) {
-    for (std::size_t at = find_word(source, name); at != npos; at = find_word(source, name, at + 1)) {
-      const std::size_t next = skip_trivia(source, at + name.size());
-      if (next < source.size() && (source[next] == '(' || source[next] == '.')) return true;
-      if (word_at(source, next, "as")) return true;
+    if (const std::size_t k = name.find(kCache); k != npos) {
+      by_cache.emplace_back(name, k);
+      continue;
     }
+    for (std::size_t at = find_word(source, name); at != npos; at = find_word(source, name, at + 1))
+      if (builds_at(at, name)) return true;
   }
+  if (!by_cache.empty())
+    for (std::size_t q = find_text(source, kCache); q != npos; q = find_text(source, kCache, q + 1))
+      for (const auto& [name, k] : by_cache)
+        if (q >= k && source.compare(q - k, name.size(), name) == 0 && builds_at(q - k, name)) return true;
   // `class MyCache(Cache):`, `class Paired(DynamicCache)`: a class statement first on its line.
   for (std::size_t at = find_word(source, "class"); at != npos; at = find_word(source, "class", at + 1)) {
     const std::size_t end = at + 5;
@@ -296,6 +314,32 @@ bool hands_self_to(std::string_view source, std::string_view attribute) {
     if (word_at(source, next, "self")) return true;
   }
   return false;
+}
+
+std::optional<std::vector<std::string>> names_handed_self(std::string_view source) {
+  std::vector<std::string> names;
+  for (std::size_t e = source.find('='); e != npos; e = source.find('=', e + 1)) {
+    if (e + 1 < source.size() && source[e + 1] == '=') {
+      ++e;  // `==`: neither `=` hands anything over
+      continue;
+    }
+    std::size_t next = skip_trivia(source, e + 1);
+    while (next < source.size() && source[next] == '(') next = skip_trivia(source, next + 1);
+    if (!word_at(source, next, "self")) continue;
+    // hands_self_to reaches this `=` from a name past the blanks skip_trivia skips; without a
+    // line break among them no comment can sit there, so the name is the word before them.
+    std::size_t end = e;
+    while (end > 0 && (source[end - 1] == ' ' || source[end - 1] == '\t' || source[end - 1] == '\f' ||
+                       source[end - 1] == '\\'))
+      --end;
+    if (end > 0 && (source[end - 1] == '\n' || source[end - 1] == '\r')) return std::nullopt;
+    std::size_t begin = end;
+    while (begin > 0 && is_ident_char(source[begin - 1])) --begin;
+    if (begin < end) names.emplace_back(source.substr(begin, end - begin));
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
 }
 
 }  // namespace kvlint::python

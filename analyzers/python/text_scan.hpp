@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,5 +55,10 @@ bool defines_function(std::string_view source, std::string_view name);
 bool assigns(std::string_view source, std::string_view name);
 // `obj.<attribute> = self`: an object handing itself over (facts::ReverseAssignment).
 bool hands_self_to(std::string_view source, std::string_view attribute);
+// Every identifier hands_self_to is true for, found in one pass, so the engine can answer it for
+// a file whose bytes it does not keep (tools/kvlint/engine/widen.cpp); nullopt when a line break
+// stands between some `=` handing self and the name before it (a comment may hide there), where
+// only hands_self_to itself can tell.
+std::optional<std::vector<std::string>> names_handed_self(std::string_view source);
 
 }  // namespace kvlint::python

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,34 @@ TEST(TextScanCaches, BuiltAliasedOrABase) {
   EXPECT_TRUE(may_build_cache("class PairedCache(Cache):\n    pass\n", cache_classes()));
   EXPECT_TRUE(
       may_build_cache("class Paired(\n    Base,\n    cache_utils.DynamicCache,\n):\n", cache_classes()));
+}
+
+// Every occurrence of every name is looked at, whatever the name holds (names with "Cache" are
+// found through it, at any offset; names without it one by one) and wherever a look-alike
+// stands before it.
+TEST(TextScanCaches, EveryOccurrenceOfEveryNameIsLookedAt) {
+  const std::vector<std::string> names = {"DynamicCache", "MyCacheX", "CacheCache", "KvPool"};
+  EXPECT_TRUE(may_build_cache("x: DynamicCache\nMyDynamicCache()\nc = DynamicCache()\n", names));
+  EXPECT_TRUE(may_build_cache("isinstance(a, DynamicCache)\nMyCacheX.build()\n", names));
+  EXPECT_TRUE(may_build_cache("p = CacheCacheCache()\nq = CacheCache ()\n", names));
+  EXPECT_TRUE(may_build_cache("x: KvPool\ny = KvPool(3)\n", names));
+  EXPECT_FALSE(may_build_cache("x: KvPool\nMyCacheXY()\nCacheCacheCache()\n", names));
+}
+
+// names_handed_self lists exactly the names hands_self_to is true for, or says it cannot tell.
+TEST(TextScanWitnesses, NamesHandedSelfAreThoseHandsSelfToFinds) {
+  const std::string text =
+      "obj.owner = self\nx.parent=(self)\ny.a == self\nz.b = selfish\nw.c = \\\n  self\n"
+      "k = v = self\nd['k'] = self\n# m.note = self\n";
+  const auto names = names_handed_self(text);
+  ASSERT_TRUE(names);
+  EXPECT_EQ(*names, (std::vector<std::string>{"c", "note", "owner", "parent", "v"}));
+  for (const char* attribute : {"owner", "parent", "a", "b", "c", "k", "v", "d", "note", "self"})
+    EXPECT_EQ(hands_self_to(text, attribute), std::binary_search(names->begin(), names->end(), attribute))
+        << attribute;
+  // A name and its `=` on two lines may have a comment between them: only the bytes can tell.
+  EXPECT_FALSE(names_handed_self("x.owner  # why\n    = self\n"));
+  EXPECT_TRUE(hands_self_to("x.owner  # why\n    = self\n", "owner"));
 }
 
 TEST(TextScanCaches, NamedOnlyIsNone) {

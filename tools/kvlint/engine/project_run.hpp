@@ -80,6 +80,9 @@ struct FileState {
   // The identifier tokens of a file whose bytes the run does not keep (token_summary.hpp): the
   // widening stage's searches read the bytes only where it says they may match.
   std::optional<TokenSummary> tokens;
+  // Python, beside `tokens`: the names handed self (python::names_handed_self), which the demand
+  // search asks of deferred files; unset where the bytes were not summarised this run.
+  std::optional<std::vector<std::string>> handed_self;
   // Analysed by the base-class search (analyse_bases) this many levels from a file analysed for
   // what it holds; its own bases are searched for below kMaxBaseRounds.
   int base_level = 0;

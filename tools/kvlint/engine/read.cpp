@@ -8,6 +8,7 @@
 // marked changed and the run is not memoised (FileState::changed).
 #include <xxhash.h>
 
+#include "analyzers/python/text_scan.hpp"
 #include "tools/kvlint/engine/project_run.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
 #include "tools/kvlint/engine/token_summary.hpp"
@@ -69,6 +70,7 @@ void ProjectRun::read_all(std::atomic<std::size_t>& kept_bytes, const FileIndex*
     }
     f.defined_classes = scan_class_names(outcome.content, f.is_cpp);
     f.tokens = TokenSummary(token_summary(outcome.content));
+    if (!f.is_cpp) f.handed_self = python::names_handed_self(outcome.content);
   });
   for (std::size_t i = 0; i < files_.size(); ++i) {
     result_.stats.bytes_read += sizes[i];

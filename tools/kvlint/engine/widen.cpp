@@ -372,6 +372,20 @@ std::vector<std::size_t> ProjectRun::demanded(const facts::Demand::Wants& wants)
   for (const auto& name : wants.built)
     for (const char* after : {"(", "."}) built_needles.push_back(name + after);
   const NeedleSearch built(built_needles, NeedleSearch::Start::WordStart);
+  // Whether `f` may hand self to a wanted attribute: exactly from the names its bytes hand self
+  // to, where read_all found them all and each wanted attribute is a plain name; else as its
+  // token summary allows (most deferred files name such an attribute and `self` apart).
+  const bool plain_attributes = std::all_of(
+      wants.handed_self.begin(), wants.handed_self.end(),
+      [](const std::string& a) { return !a.empty() && std::all_of(a.begin(), a.end(), is_identifier_byte); });
+  auto handed_self_maybe = [&](const FileState& f, std::string_view tokens) {
+    if (f.handed_self && plain_attributes)
+      return std::any_of(wants.handed_self.begin(), wants.handed_self.end(), [&](const std::string& a) {
+        return std::binary_search(f.handed_self->begin(), f.handed_self->end(), a);
+      });
+    return std::any_of(wants.handed_self.begin(), wants.handed_self.end(),
+                       [&](const std::string& a) { return summary_may_contain(tokens, a); });
+  };
   std::vector<char> hit(files_.size(), 0);
   parallel_over(deferred, [&](std::size_t i) {
     FileState& f = files_[i];
@@ -390,7 +404,7 @@ std::vector<std::size_t> ProjectRun::demanded(const facts::Demand::Wants& wants)
         return std::any_of(names.begin(), names.end(),
                            [&](const std::string& n) { return summary_may_contain(tokens, n); });
       };
-      const bool maybe = named(wants.functions) || named(wants.constants) || named(wants.handed_self) ||
+      const bool maybe = named(wants.functions) || named(wants.constants) || handed_self_maybe(f, tokens) ||
                          named(wants.mentioned) ||
                          std::any_of(built_needles.begin(), built_needles.end(), [&](const std::string& n) {
                            return summary_may_contain(tokens, n, NeedleSearch::Start::WordStart);
