@@ -1,6 +1,7 @@
 #include "tools/kvlint/engine/token_summary.hpp"
 
 #include <string.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <vector>
@@ -28,13 +29,35 @@ bool each_identifier_run(std::string_view text, const OnRun& on_run) {
 }  // namespace
 
 std::string token_summary(std::string_view content) {
-  std::vector<std::string_view> tokens;
+  // The distinct tokens first, in an open-addressed set of views, and only they are sorted: a
+  // file repeats its tokens many times, and sorting every occurrence took 4.5 G instructions, a
+  // tenth of a cold run on the bench corpus (callgrind, -j1).
+  std::vector<std::string_view> slots(256);  // empty slot: a null view
+  std::size_t used = 0;
+  auto place = [](std::vector<std::string_view>& table, std::string_view token) {
+    const std::size_t mask = table.size() - 1;
+    for (std::size_t i = XXH3_64bits(token.data(), token.size()) & mask;; i = (i + 1) & mask) {
+      if (table[i].data() == nullptr) {
+        table[i] = token;
+        return true;
+      }
+      if (table[i] == token) return false;
+    }
+  };
   each_identifier_run(content, [&](std::size_t begin, std::size_t end) {
-    tokens.push_back(content.substr(begin, end - begin));
+    if (place(slots, content.substr(begin, end - begin)) && ++used * 2 > slots.size()) {
+      std::vector<std::string_view> larger(slots.size() * 2);
+      for (std::string_view t : slots)
+        if (t.data() != nullptr) place(larger, t);
+      slots = std::move(larger);
+    }
     return true;
   });
+  std::vector<std::string_view> tokens;
+  tokens.reserve(used);
+  for (std::string_view t : slots)
+    if (t.data() != nullptr) tokens.push_back(t);
   std::sort(tokens.begin(), tokens.end());
-  tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
   std::size_t size = 1;
   for (std::string_view t : tokens) size += t.size() + 1;
   std::string out;
