@@ -6,8 +6,9 @@
 CANDIDATE defaults to build/kvlint. Copy a binary together with the C++ front-end module
 beside it (libkvlint_cpp_frontend.so), which it loads from its own directory; without it the
 C++ files give other diagnostics. Runs `kvlint check --no-cache --exit-zero --format json`
-with each binary on: this repository, examples/models, transformers 4.57.6, vllm-omni 0.26.0 and 0.30.0
-(~/.cache/kvlint/corpus) and the bench corpus (transformers + stdlib, under
+with each binary on: this repository, examples/models, transformers 4.57.6, vllm-omni 0.26.0, 0.30.0 and
+0.32.0rc1 (~/.cache/kvlint/corpus), the transformers 5 package of the runtime venv
+(~/.cache/kvlint/runtime/venv-torch*-tf5*) and the bench corpus (transformers + stdlib, under
 $KVLINT_BENCH_HOME, default ~/.cache/kvlint/bench as in bench/run). Trees that are absent are
 reported as skipped. `--through-cache` runs the candidate from its facts cache instead: one run
 fills a fresh cache directory, its run memo is removed, and the timed second run reads every
@@ -35,6 +36,11 @@ def trees():
     yield "transformers-4.57.6", CACHE / "corpus" / "transformers-4.57.6", ["."]
     yield "vllm-omni-0.26.0", CACHE / "corpus" / "vllm-omni-0.26.0", ["."]
     yield "vllm-omni-0.30.0", CACHE / "corpus" / "vllm-omni-0.30.0", ["."]
+    yield "vllm-omni-0.32.0rc1", CACHE / "corpus" / "vllm-omni-0.32.0rc1", ["."]
+    # The transformers 5 package of the runtime venv (scripts/setup), a tree with the 5.x cache classes.
+    tf5 = sorted((CACHE / "runtime").glob("venv-torch*-tf5*/lib/python3*/site-packages"))
+    if tf5:
+        yield "transformers-5 (venv)", tf5[-1], ["transformers"]
     if bench:
         yield "bench corpus", bench[-1], ["transformers", "stdlib"]
 
