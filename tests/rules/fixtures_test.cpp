@@ -126,8 +126,9 @@ std::vector<std::pair<std::string, std::vector<std::string>>> parse_expect(std::
 }
 
 std::set<Expectation> read_expectations(const Fixture& fx, std::vector<std::string>& select,
-                                        MessageExpectations& messages) {
+                                        MessageExpectations& messages, MessageExpectations& related) {
   static const std::regex expect_re(R"((?:#|//)\s*expect:\s*(.*)$)");
+  static const std::regex related_re(R"((?:#|//)\s*related:\s*(.*)$)");
   static const std::regex select_re(R"((?:#|//)\s*kvlint-fixture:\s*select=([A-Z0-9,]+))");
   std::set<Expectation> out;
   for (const auto& file : source_files(fx.path)) {
@@ -141,6 +142,11 @@ std::set<Expectation> read_expectations(const Fixture& fx, std::vector<std::stri
         std::stringstream codes(m[1].str());
         for (std::string c; std::getline(codes, c, ',');) select.push_back(c);
       }
+      if (std::regex_search(line, m, related_re))
+        for (auto& [code, texts] : parse_expect(m[1].str())) {
+          auto& pieces = related[Expectation{relative_to(file, fx), number, code}];
+          pieces.insert(pieces.end(), texts.begin(), texts.end());
+        }
       if (!std::regex_search(line, m, expect_re)) continue;
       for (auto& [code, texts] : parse_expect(m[1].str())) {
         Expectation e{relative_to(file, fx), number, code};
@@ -181,7 +187,8 @@ TEST_P(RuleFixture, FindingsMatchInlineExpectations) {
 #endif
   std::vector<std::string> select;
   MessageExpectations messages;
-  std::set<Expectation> expected = read_expectations(fx, select, messages);
+  MessageExpectations related;
+  std::set<Expectation> expected = read_expectations(fx, select, messages, related);
   if (select.empty()) select.push_back(fx.code);
 
   kvlint::CheckOptions options;
@@ -234,6 +241,35 @@ TEST_P(RuleFixture, FindingsMatchInlineExpectations) {
       });
       EXPECT_TRUE(found) << fx.path << ":" << std::get<1>(where) << ": no " << std::get<2>(where)
                          << " message contains \"" << piece << "\"\nfindings:\n"
+                         << details;
+    }
+  }
+  // `// related: KV101 {{text}}`: a finding of that code gives the line as a related location whose
+  // note holds each text. A fixture with such lines annotates every related location its findings
+  // give inside it, so a look-alike that becomes evidence fails too.
+  if (related.empty()) return;
+  std::set<Expectation> expected_related;
+  std::set<Expectation> actual_related;
+  for (const auto& entry : related) expected_related.insert(entry.first);
+  for (const auto& f : result.findings)
+    for (const auto& r : f.related) {
+      actual_related.emplace(relative_to(r.loc.file.str(), fx), r.loc.line, f.code);
+      details += "  related " + r.loc.file.str() + ":" + std::to_string(r.loc.line) + " of " + f.code +
+                 " at " + std::to_string(f.loc.line) + ": " + r.message + "\n";
+    }
+  EXPECT_EQ(actual_related, expected_related) << fx.path << "\nfindings:\n" << details;
+  for (const auto& entry : related) {
+    const Expectation& where = entry.first;
+    for (const auto& piece : entry.second) {
+      const bool found = std::any_of(result.findings.begin(), result.findings.end(), [&](const auto& f) {
+        return f.code == std::get<2>(where) &&
+               std::any_of(f.related.begin(), f.related.end(), [&](const auto& r) {
+                 return relative_to(r.loc.file.str(), fx) == std::get<0>(where) &&
+                        r.loc.line == std::get<1>(where) && r.message.find(piece) != std::string::npos;
+               });
+      });
+      EXPECT_TRUE(found) << fx.path << ":" << std::get<1>(where) << ": no related note of "
+                         << std::get<2>(where) << " contains \"" << piece << "\"\nfindings:\n"
                          << details;
     }
   }
