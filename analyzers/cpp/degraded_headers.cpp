@@ -667,9 +667,11 @@ namespace py = pybind11;
 #endif
 )cpp";
 
-// ggml (llama.cpp, whisper.cpp, chatglm.cpp): its tensor and context types and the calls that make
-// and view tensors, so that a K/V tensor a model keeps (`k_cache(ggml_new_tensor_3d(ctx, ...))`)
-// is not lost with a statement on an undeclared name. Other ggml calls stay undeclared.
+// ggml (llama.cpp, whisper.cpp, chatglm.cpp, qwen.cpp): its tensor and context types, the calls that
+// make and view tensors, and the names that create and size a context and its backend buffer, so
+// that a K/V tensor a model keeps (`k_cache(ggml_new_tensor_3d(ctx, ...))`) and the context it lives
+// in (`ctx_kv(make_unique_ggml_context(ggml_tensor_overhead() * GGML_DEFAULT_GRAPH_SIZE, ...))`) are
+// not lost with a statement on an undeclared name. Other ggml calls stay undeclared.
 constexpr std::string_view kGgml = R"cpp(
 #ifndef KVLINT_DEGRADED_GGML
 #define KVLINT_DEGRADED_GGML
@@ -679,7 +681,12 @@ extern "C" {
 enum ggml_type { GGML_TYPE_F32 = 0, GGML_TYPE_F16 = 1, GGML_TYPE_Q4_0 = 2, GGML_TYPE_Q4_1 = 3, GGML_TYPE_Q5_0 = 6,
                  GGML_TYPE_Q5_1 = 7, GGML_TYPE_Q8_0 = 8, GGML_TYPE_I32 = 26, GGML_TYPE_BF16 = 30 };
 struct ggml_context;
-struct ggml_cgraph;
+struct ggml_tensor;
+// Complete, as older ggml declares them: models keep a graph and a scratch by value (qwen.cpp's
+// `ModelContext`), and an incomplete member would drop every statement on the object holding it.
+struct ggml_cgraph { int size; int n_nodes; int n_leafs; struct ggml_tensor** nodes; struct ggml_tensor** grads;
+                     struct ggml_tensor** leafs; };
+struct ggml_scratch { size_t offs; size_t size; void* data; };
 struct ggml_backend_buffer;
 typedef struct ggml_backend_buffer* ggml_backend_buffer_t;
 struct ggml_backend;
@@ -708,6 +715,13 @@ void ggml_build_forward_expand(struct ggml_cgraph* cgraph, struct ggml_tensor* t
 size_t ggml_element_size(const struct ggml_tensor* tensor);
 size_t ggml_nbytes(const struct ggml_tensor* tensor);
 size_t ggml_tensor_overhead(void);
+ggml_backend_buffer_t ggml_backend_alloc_ctx_tensors(struct ggml_context* ctx, ggml_backend_t backend);
+size_t ggml_type_size(enum ggml_type type);
+size_t ggml_graph_overhead(void);
+struct ggml_cgraph* ggml_new_graph_custom(struct ggml_context* ctx, size_t size, bool grads);
+#define GGML_DEFAULT_GRAPH_SIZE 2048
+static const size_t GGML_OBJECT_SIZE = 32;
+static const size_t GGML_TENSOR_SIZE = sizeof(struct ggml_tensor);
 }
 #endif
 )cpp";

@@ -627,6 +627,7 @@ void walk_translation_unit(Context& cx) {
   Visitor visitor(cx);
   visitor.TraverseDecl(cx.ast.getTranslationUnitDecl());
   extract_singleton_kv(cx, functions.found);
+  find_ggml_kv_evidence(cx, functions.found);
 }
 
 }  // namespace kvlint::cpp

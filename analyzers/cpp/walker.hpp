@@ -225,6 +225,12 @@ std::size_t ggml_dims(const Context& cx, const clang::CallExpr* call);
 // allocation (in its header), with this file's uses as its raw K/V accesses.
 void extract_singleton_kv(Context& cx, const std::vector<const clang::FunctionDecl*>& functions);
 
+// ---- ggml_kv.cpp ----
+// After the walk: each ggml K/V site a member keeps gets its evidence (CacheSite::evidence): the
+// context its factory is handed (the member holding it, where it is created and sized, the backend
+// buffer allocated for it) and copies into views of it from other classes' methods.
+void find_ggml_kv_evidence(Context& cx, const std::vector<const clang::FunctionDecl*>& functions);
+
 // ---- onnx_kv.cpp ----
 bool is_ort_tensor_factory(std::string_view qualified);  // "Ort::Value::CreateTensor"
 // `Ort::Value::CreateTensor<float>(allocator, shape.data(), shape.size())` with `std::array<int64_t,

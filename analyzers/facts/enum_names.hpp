@@ -67,6 +67,13 @@ inline constexpr std::array<std::pair<RawKvAccess::Kind, const char*>, 3> kRawKv
     {RawKvAccess::Kind::Read, "read"},
     {RawKvAccess::Kind::Pass, "pass"},
 }};
+inline constexpr std::array<std::pair<KvEvidence::Kind, const char*>, 5> kKvEvidenceKinds{{
+    {KvEvidence::Kind::ArenaMember, "arena_member"},
+    {KvEvidence::Kind::ArenaCreated, "arena_created"},
+    {KvEvidence::Kind::ArenaSized, "arena_sized"},
+    {KvEvidence::Kind::ArenaBuffer, "arena_buffer"},
+    {KvEvidence::Kind::WrittenByOther, "written_by_other"},
+}};
 inline constexpr std::array<std::pair<CaptureSite::Kind, const char*>, 4> kCaptureKinds{{
     {CaptureSite::Kind::GraphContext, "graph_context"},
     {CaptureSite::Kind::CaptureBegin, "capture_begin"},
@@ -116,6 +123,9 @@ constexpr const auto& enum_table(ImplicitCacheSite::Kept) {
 }
 constexpr const auto& enum_table(RawKvAccess::Kind) {
   return kRawKvAccessKinds;
+}
+constexpr const auto& enum_table(KvEvidence::Kind) {
+  return kKvEvidenceKinds;
 }
 constexpr const auto& enum_table(CaptureSite::Kind) {
   return kCaptureKinds;

@@ -263,6 +263,27 @@ struct RawKv {
   std::vector<RawKvAccess> accesses;
 };
 
+// More of one K/V seen elsewhere than at its allocation, so a finding can point at it: where its
+// memory lives (the ggml context a tensor factory is handed, the member holding that context, where
+// the context is created and sized and its backend buffer allocated) and writes into it from
+// another class's methods (`ggml_cpy(ctx, x, ggml_view_3d(ctx, layers[i].attention.k_cache, ...))`).
+struct KvEvidence {
+  enum class Kind {
+    ArenaMember,    // the member that holds the context: `unique_ggml_context_t ctx_kv;`
+    ArenaCreated,   // `ctx_kv(make_unique_ggml_context(size, ...))`, `ctx_.ctx_kv = ggml_init(...)`
+    ArenaSized,     // the local the creation's size reads: `const size_t ctx_kv_size = 2 * layers * ...`
+    ArenaBuffer,    // `buf_kv = ggml_backend_alloc_ctx_tensors(ctx_kv.get(), backend)`
+    WrittenByOther  // a write through a view in a method of another class
+  };
+  Kind kind = Kind::ArenaMember;
+  Location loc;
+  std::string owner_class;  // the class holding the member / whose method writes
+  std::string member;       // "ctx_kv", "buf_kv"; the written member for WrittenByOther
+  std::string method;       // the function it is in ("__init__", "load_prefix_cache"); none for ArenaMember
+  std::string by;           // the call: "make_unique_ggml_context", "`ggml_cpy` into a view"
+  std::string detail;       // the size as written: "ctx_kv_size + 1 * MB"
+};
+
 struct CacheSite {
   std::string cache_class;  // canonical simple name of the class constructed: "DynamicCache"
   std::string written;      // callee as written: "DC", "cu.DynamicCache"
@@ -289,6 +310,7 @@ struct CacheSite {
   // class keeps and treats as keys or values; what was seen.
   std::optional<RawKv> raw_kv;
   TensorLibrary tensor_library = TensorLibrary::LibTorch;  // of a tensor allocation (cache_class "Tensor")
+  std::vector<KvEvidence> evidence;  // C++ ggml K/V: its context and writes from other classes
 };
 
 // A call that makes transformers build a cache behind it.

@@ -104,6 +104,18 @@ struct Writer {
                    {"by", x.by}});
     return a;
   }
+  json evidence(const std::vector<KvEvidence>& list) const {
+    json a = json::array();
+    for (const auto& x : list)
+      a.push_back({{"kind", enum_name(x.kind, kKvEvidenceKinds)},
+                   {"loc", loc(x.loc)},
+                   {"owner_class", x.owner_class},
+                   {"member", x.member},
+                   {"method", x.method},
+                   {"by", x.by},
+                   {"detail", x.detail}});
+    return a;
+  }
   json args(const std::vector<Argument>& list) const {
     json a = json::array();
     for (const auto& arg : list)
@@ -264,7 +276,8 @@ json to_json(const FileFacts& f) {
                      {"inside_graph_capture", s.inside_graph_capture},
                      {"stores_existing", s.stores_existing},
                      {"raw_kv", s.raw_kv ? w.raw_kv(*s.raw_kv) : json(nullptr)},
-                     {"tensor_library", enum_name(s.tensor_library, kTensorLibraries)}});
+                     {"tensor_library", enum_name(s.tensor_library, kTensorLibraries)},
+                     {"evidence", w.evidence(s.evidence)}});
 
   json& implicit = j["implicit_caches"] = json::array();
   for (const auto& s : f.implicit_caches)
@@ -462,6 +475,11 @@ FileFacts file_facts_from_json(const json& j) {
     }
     if (s.contains("tensor_library"))
       site.tensor_library = enum_value(s.at("tensor_library"), kTensorLibraries);
+    for (const auto& x : s.at("evidence"))
+      site.evidence.push_back({enum_value(x.at("kind"), kKvEvidenceKinds), r.loc(x.at("loc")),
+                               x.at("owner_class").get<std::string>(), x.at("member").get<std::string>(),
+                               x.at("method").get<std::string>(), x.at("by").get<std::string>(),
+                               x.at("detail").get<std::string>()});
     f.cache_sites.push_back(std::move(site));
   }
 

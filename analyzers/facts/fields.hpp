@@ -47,11 +47,15 @@ void fields(T& x, F&& f) {
   f(x.members, x.written_at, x.written_by, x.read_at, x.read_by, x.named_as_kv, x.shape, x.positions_axis,
     x.rows_axis, x.accesses);
 }
+template <FactsStruct<KvEvidence> T, class F>
+void fields(T& x, F&& f) {
+  f(x.kind, x.loc, x.owner_class, x.member, x.method, x.by, x.detail);
+}
 template <FactsStruct<CacheSite> T, class F>
 void fields(T& x, F&& f) {
   f(x.cache_class, x.written, x.owner_class, x.method, x.loc, x.args, x.retention, x.retained_as,
     x.container_key, x.guards, x.caller_requested, x.inside_graph_capture, x.stores_existing, x.raw_kv,
-    x.tensor_library);
+    x.tensor_library, x.evidence);
 }
 template <FactsStruct<ImplicitCacheSite> T, class F>
 void fields(T& x, F&& f) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -94,6 +95,10 @@ struct TalkerDecoderImpl : torch::nn::Module {
   torch::Tensor k_cache_;
 };
 ```
+A ggml K/V finding's related locations are where its memory lives and who else writes it: the
+context member its factory is handed (`mctx->ctx_kv.get()`), where that context is created and
+sized and its backend buffer allocated, and copies into views of it from other classes
+(`ggml_cpy(ctx, prefix, ggml_view_3d(ctx, layers[i].attention.k_cache, ...))`).
 
 ## How to fix
 Declare the cache on the class that builds it (or a base class), one spec per distinct
@@ -130,7 +135,7 @@ class Check final : public Rule {
           continue;
         auto covers = project.coverage(owner);
         if (!covers.empty() && !forwards_to_nothing(project, owner, covers)) continue;
-        Finding f = make_finding(project, owner, site);
+        Finding f = make_finding(project, file, owner, site);
         if (site.loc.file != file.path) {
           const auto key =
               std::make_tuple(site.loc.file.str(), site.loc.line, site.loc.column, site.retained_as);
@@ -161,8 +166,8 @@ class Check final : public Rule {
     return project.is_module(owner) != facts::Tristate::Unknown;
   }
 
-  static Finding make_finding(const facts::Project& project, facts::ClassRef owner,
-                              const facts::CacheSite& site) {
+  static Finding make_finding(const facts::Project& project, const facts::FileFacts& file,
+                              facts::ClassRef owner, const facts::CacheSite& site) {
     Finding f = kvlint::make_finding(kInfo, site.loc, site.owner_class);
     f.member = rules::retained_attribute(site);
     const rules::Spelling spelling = rules::Spelling::of(owner);
@@ -220,7 +225,63 @@ class Check final : public Rule {
     if (const facts::Guard* g = rules::owner_state_guard(site.guards, rules::retained_attribute(site)))
       f.related.push_back(
           rules::related(g->condition.loc, fmt::format("built only under {}", rules::describe_guard(*g))));
+    relate_evidence(project, file, site, spelling, f);
     return f;
+  }
+
+  // The same K/V seen elsewhere: the ggml context its memory lives in, and writes from other
+  // classes. One cache stays one finding; these lines are where a reviewer checks it.
+  static void relate_evidence(const facts::Project& project, const facts::FileFacts& file,
+                              const facts::CacheSite& site, const rules::Spelling& spelling, Finding& f) {
+    using Kind = facts::KvEvidence::Kind;
+    std::vector<facts::KvEvidence> evidence = site.evidence;
+    // The context member's class may create it in another file (`ModelContext::ModelContext()` in
+    // the .cpp, `ctx_kv(make_unique_ggml_context(...))`): its assignments there, made by a call.
+    for (const facts::KvEvidence& e : site.evidence) {
+      if (e.kind != Kind::ArenaMember) continue;
+      for (const facts::AttributeAssignment* a :
+           project.attribute_assignments_of(project.class_of(file, e.owner_class), e.member)) {
+        const bool known = std::any_of(evidence.begin(), evidence.end(), [&](const facts::KvEvidence& k) {
+          return k.loc.file == a->loc.file && k.loc.line == a->loc.line;
+        });
+        const std::string& value = a->value.text;
+        if (known || value.find('(') == std::string::npos || value.starts_with("std::move")) continue;
+        facts::KvEvidence created;
+        created.kind = Kind::ArenaCreated;
+        created.loc = a->loc;
+        created.owner_class = a->owner_class;
+        created.member = e.member;
+        created.method = a->method;
+        created.by = value.substr(0, value.find('('));
+        evidence.push_back(std::move(created));
+      }
+    }
+    for (const facts::KvEvidence& e : evidence) {
+      const std::string where = e.owner_class.empty()
+                                    ? fmt::format("`{}`", e.method)
+                                    : fmt::format("`{}`", spelling.method(e.owner_class, e.method));
+      std::string note;
+      switch (e.kind) {
+        case Kind::ArenaMember:
+          note = fmt::format("its memory is the ggml context `{}` of `{}`", e.member, e.owner_class);
+          break;
+        case Kind::ArenaCreated:
+          note = fmt::format("its memory is the ggml context `{}` created here in {} with `{}`{}", e.member,
+                             where, e.by, e.detail.empty() ? "" : fmt::format(" (sized `{}`)", e.detail));
+          break;
+        case Kind::ArenaSized:
+          note = fmt::format("the size of its ggml context: `{} = {}`", e.member, e.detail);
+          break;
+        case Kind::ArenaBuffer:
+          note = fmt::format("the backend buffer `{}` for its ggml context is allocated here in {} with `{}`",
+                             e.member, where, e.by);
+          break;
+        case Kind::WrittenByOther:
+          note = fmt::format("also written by {} ({} of `{}`)", where, e.by, e.member);
+          break;
+      }
+      f.related.push_back(rules::related(e.loc, std::move(note)));
+    }
   }
 };
 

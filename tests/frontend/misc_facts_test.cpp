@@ -471,6 +471,21 @@ def broken(:
 )PY");
 }
 
+// A ggml K/V's evidence in another file (only the C++ front end makes any).
+facts::KvEvidence kv_evidence(facts::KvEvidence::Kind kind, const std::string& file, uint32_t line,
+                              std::string member, std::string by) {
+  facts::KvEvidence e;
+  e.kind = kind;
+  e.loc.file = file;
+  e.loc.line = line;
+  e.owner_class = "ModelContext";
+  e.member = std::move(member);
+  e.method = "__init__";
+  e.by = std::move(by);
+  e.detail = "n * MB";
+  return e;
+}
+
 TEST(FrontendJson, ExactRoundTrip) {
   const auto f = everything();
   EXPECT_FALSE(f.cache_sites.empty());
@@ -503,6 +518,15 @@ TEST(FrontendJson, ExactRoundTrip) {
   facts::FileFacts grown = f;
   grown.cache_sites[0].stores_existing = true;
   EXPECT_TRUE(facts::file_facts_from_json(facts::to_json(grown)).cache_sites[0].stores_existing);
+  // A ggml K/V's evidence (no Python site has any), one location in another file, survives it too.
+  grown.cache_sites[0].evidence.push_back(kv_evidence(facts::KvEvidence::Kind::ArenaCreated, "src/model.cpp",
+                                                      416, "ctx_kv", "make_unique_ggml_context"));
+  const facts::FileFacts evidenced =
+      facts::file_facts_from_json(nlohmann::json::parse(facts::to_json(grown).dump()));
+  ASSERT_EQ(evidenced.cache_sites[0].evidence.size(), 1u);
+  EXPECT_EQ(evidenced.cache_sites[0].evidence[0].kind, facts::KvEvidence::Kind::ArenaCreated);
+  EXPECT_EQ(evidenced.cache_sites[0].evidence[0].loc.file, "src/model.cpp");
+  EXPECT_EQ(facts::to_json(evidenced), facts::to_json(grown));
 }
 
 TEST(FrontendJson, RejectsWrongVersionAndBadEnums) {
@@ -540,6 +564,8 @@ TEST(FrontendBinary, ExactRoundTripOfEveryField) {
   with_calls->calls[0].kv_read_only = true;
   f.hops.at(0).in_container = true;
   f.attribute_assignments.at(0).value.alias_of = "cfg";
+  f.cache_sites[0].evidence.push_back(kv_evidence(facts::KvEvidence::Kind::WrittenByOther, "src/model.h", 728,
+                                                  "k_cache", "`ggml_cpy` into a view"));
   const nlohmann::json expected = facts::to_json(f);
   ASSERT_EQ(expected["classes"][0]["out_of_line"], true);
   const facts::FileFacts back = binary_round_trip(f);
