@@ -17,6 +17,18 @@ using project_detail::kMaxCallDepth;
 using project_detail::parameter_index;
 using project_detail::split_dotted;
 
+namespace {
+// The call a raw K/V read or hand-on goes through: `F.scaled_dot_product_attention` for a read,
+// `model.step` for "handed to `model.step`".
+std::string_view raw_access_callee(const RawKvAccess& a) {
+  std::string_view by = a.by;
+  constexpr std::string_view kHanded = "handed to `";
+  if (by.starts_with(kHanded) && by.ends_with('`'))
+    return by.substr(kHanded.size(), by.size() - kHanded.size() - 1);
+  return by;
+}
+}  // namespace
+
 std::vector<KvWrite> Project::kv_writes_in(CodeRef code) const {
   std::vector<KvWrite> out;
   const std::string& name = code.method->name;
@@ -90,6 +102,30 @@ std::vector<KvWrite> Project::kv_reached_by(const FileFacts& file, const Capture
       w.holder = owner;
       w.cache_site = &s;
       w.loc = s.loc;
+      out.push_back(std::move(w));
+    }
+  // Raw K/V the capturing class keeps, handed to or read by a call the capture makes
+  // (`model._generate_frame(self.hidden, self.caches)` in the `with` body).
+  if (at && owner)
+    for (const auto& s : file.cache_sites) {
+      if (!s.raw_kv || s.owner_class != capture.owner_class) continue;
+      const auto captured =
+          std::find_if(s.raw_kv->accesses.begin(), s.raw_kv->accesses.end(), [&](const RawKvAccess& a) {
+            return a.kind != RawKvAccess::Kind::Write && a.method == capture.method &&
+                   a.loc.line >= capture.loc.line &&
+                   std::find(capture.captured_calls.begin(), capture.captured_calls.end(),
+                             raw_access_callee(a)) != capture.captured_calls.end();
+          });
+      if (captured == s.raw_kv->accesses.end()) continue;
+      KvWrite w;
+      w.kind = KvWrite::Kind::RawKv;
+      w.where = at;
+      w.holder = owner;
+      w.cache_site = &s;
+      w.callee = captured->by;
+      w.reads_only = captured->kind == RawKvAccess::Kind::Read;
+      w.raw_access = &*captured;
+      w.loc = captured->loc;
       out.push_back(std::move(w));
     }
   if (capture.captured_writes_kv) {

@@ -139,18 +139,33 @@ constexpr std::array<std::string_view, 14> kPositionWords = {
     "len", "length",   "seq",   "ring",  "window", "positions", "context",
     "ctx", "capacity", "cache", "total", "tokens", "frames",    "blocks"};
 
-bool attention_shaped(const std::vector<facts::Expression>& shape) {
+// Which attention dimensions a shape spells out: heads, head_dim and positions.
+struct AttentionDims {
   bool heads = false, head_dim = false, positions = false;
+};
+AttentionDims attention_dims(const std::vector<facts::Expression>& shape) {
+  AttentionDims d;
   for (const facts::Expression& e : shape) {
     const std::string t = lower(e.text);
     if (contains(t, "head_dim") || contains(t, "dim_per_head") || contains(t, "head_size"))
-      head_dim = true;
+      d.head_dim = true;
     else if (contains(t, "heads"))
-      heads = true;
+      d.heads = true;
     else if (reads_one_of(e, kPositionWords))
-      positions = true;
+      d.positions = true;
   }
-  return heads && head_dim && positions;  // not a per-head scale or bias: it has positions
+  return d;
+}
+
+bool attention_shaped(const std::vector<facts::Expression>& shape) {
+  const AttentionDims d = attention_dims(shape);
+  return d.heads && d.head_dim && d.positions;  // not a per-head scale or bias: it has positions
+}
+
+// A shape with a heads dimension and a head_dim one (`(batch, num_key_value_heads, n, head_dim)`).
+bool heads_by_head_dim(const std::vector<facts::Expression>& shape) {
+  const AttentionDims d = attention_dims(shape);
+  return d.heads && d.head_dim;
 }
 
 // The simple name of a concatenation (`torch.cat`, `torch.concat`, `torch.concatenate`).
@@ -265,7 +280,22 @@ TSNode FileWalker::comprehension_source(TSNode comprehension, std::string_view n
 // out views of what the class keeps.
 void FileWalker::on_raw_kv_return(TSNode node) {
   ClassState* cls = owner_state();
-  if (!cls || !function_frame() || cls->is_cache_class || ts_node_named_child_count(node) == 0) return;
+  Frame* func = function_frame();
+  if (!cls || !func || cls->is_cache_class || ts_node_named_child_count(node) == 0) return;
+  // `return k, v` after `k = torch.zeros(shape)`: the locals are handed back, not dropped.
+  if (!cls->raw_allocations.empty()) {
+    TSNode value = unwrap_parens(named_child(node, 0));
+    auto mark = [&](TSNode n) {
+      n = unwrap_parens(n);
+      if (sym(n) != Sym::Identifier) return;
+      for (RawAllocation& a : cls->raw_allocations)
+        if (a.function == func->node.id && a.member.empty() && a.local == text(n)) a.returned = true;
+    };
+    if (sym(value) == Sym::Tuple || sym(value) == Sym::List || sym(value) == Sym::ExpressionList)
+      for (uint32_t i = 0; i < ts_node_named_child_count(value); ++i) mark(named_child(value, i));
+    else
+      mark(value);
+  }
   std::string m = kept_member(named_child(node, 0));
   if (m.empty() || ends_with(m, "()")) return;
   cls->raw_kv_views.emplace(method_name(), std::move(m));
@@ -275,10 +305,12 @@ void FileWalker::note_raw_kv_use(ClassState& cls, std::string member, RawKvUse::
                                  std::string what) {
   auto& uses = cls.raw_kv_uses[std::move(member)];
   std::string method = method_name();
+  // The first of each kind in a method is evidence enough; one inside a graph capture is kept
+  // apart, as what the capture holds.
+  const bool in_capture = !captures_open_.empty();
   for (const auto& u : uses)
-    if (u.kind == kind && u.method == method)
-      return;  // the first of each kind in a method is evidence enough
-  uses.push_back({kind, loc(at), std::move(what), std::move(method)});
+    if (u.kind == kind && u.method == method && u.in_capture == in_capture) return;
+  uses.push_back({kind, loc(at), std::move(what), std::move(method), in_capture});
 }
 
 // A call: an allocation that may be kept, or a use of a kept tensor.
@@ -380,6 +412,31 @@ void FileWalker::on_raw_kv_assignment(TSNode node) {
   TSNode left = field(node, g_.f_left);
   TSNode right = unwrap_parens(field(node, g_.f_right));
   if (ts_node_is_null(left) || ts_node_is_null(right)) return;
+  // `self.caches = model._allocate_cache(hidden)`: what another method returns is kept here; a
+  // method of this class (`self._make_kv()`) is known at the class's close, another class's
+  // only when it closed before.
+  if (is_self_attribute(left) && sym(right) == Sym::Call) {
+    TSNode fn = field(right, g_.f_function);
+    if (sym(fn) == Sym::Attribute) {
+      const std::string_view called = text(field(fn, g_.f_attribute));
+      TSNode receiver = field(fn, g_.f_object);
+      const bool on_self = sym(receiver) == Sym::Identifier && text(receiver) == "self";
+      if (on_self || raw_kv_factories_.count(std::string(called))) {
+        ClassState::RawKvFromCall from{
+            std::string(text(field(left, g_.f_attribute))), std::string(called), on_self, {}};
+        from.site.cache_class = "Tensor";
+        from.site.written = strip_spaces(text(fn));
+        from.site.owner_class = cls->name;
+        from.site.method = method_name();
+        from.site.loc = loc(right);
+        from.site.guards = current_guards();
+        from.site.retention = Retention::SelfAttribute;
+        from.site.retained_as = strip_spaces(text(left));
+        from.site.inside_graph_capture = !captures_open_.empty();
+        cls->raw_from_calls.push_back(std::move(from));
+      }
+    }
+  }
   // Storing a local allocation (`self._kv[rid] = (k, v)`, `self.rings[key] = ring`) keeps it
   // there (below); any other value assigned into a kept tensor is a write of K/V into it.
   if (sym(left) == Sym::Subscript && !stores_raw_local(*func, *cls, right)) {
@@ -540,10 +597,15 @@ void FileWalker::on_tensor_allocation(ClassState& cls, TSNode call, TSNode fn, s
         break;
       case Sym::List:
       case Sym::Tuple:
+      case Sym::ExpressionList:
       case Sym::ListComprehension:
       case Sym::GeneratorExpression:
       case Sym::Dictionary:
         in_container = true;
+        break;
+      case Sym::ReturnStatement:  // a factory's: kept where a caller stores what it returns
+        a.returned = true;
+        done = true;
         break;
       case Sym::Pair: {
         TSNode key = field(parent.node, g_.f_key);
@@ -716,7 +778,60 @@ int32_t FileWalker::shape_of(TSNode call, std::vector<facts::Expression>& out) {
 
 // The class's kept allocations that its code treats as K/V become cache sites; K and V allocated
 // in one method with the same shape are one store.
+// The class's methods that return a fresh (K, V) pair: at least two allocations returned by one
+// method with one shape, floating point, with attention heads and head_dim among the dimensions
+// (`return [(h.new_zeros(shape), h.new_zeros(shape)) for _ in self.layers]`). The pair and its
+// geometry are the evidence that they are keys and values; what keeps them is judged by the
+// caller's class, which must also use them.
+void FileWalker::register_raw_kv_factories(const ClassState& cls) {
+  std::map<std::string_view, std::vector<const RawAllocation*>> returned;
+  for (const RawAllocation& a : cls.raw_allocations)
+    if (a.returned && a.member.empty() && a.grows.empty() && !a.integer_dtype && a.dims >= 3)
+      returned[a.site.method].push_back(&a);
+  for (const auto& [method, allocations] : returned) {
+    if (says_not_kv(method)) continue;
+    const RawAllocation* pair = nullptr;
+    for (std::size_t i = 0; !pair && i < allocations.size(); ++i)
+      for (std::size_t j = i + 1; !pair && j < allocations.size(); ++j) {
+        const RawAllocation& a = *allocations[i];
+        const RawAllocation& b = *allocations[j];
+        const bool same_shape =
+            a.shape.size() == b.shape.size() &&
+            std::equal(a.shape.begin(), a.shape.end(), b.shape.begin(),
+                       [](const facts::Expression& x, const facts::Expression& y) { return x.text == y.text; });
+        if (a.dims == b.dims && same_shape && heads_by_head_dim(a.shape)) pair = &a;
+      }
+    if (!pair) continue;
+    auto [it, fresh] = raw_kv_factories_.try_emplace(std::string(method));
+    if (!fresh && it->second.owner_class != cls.name) it->second.ambiguous = true;
+    if (!fresh) continue;
+    it->second.owner_class = cls.name;
+    it->second.shape = pair->shape;
+    it->second.dims = pair->dims;
+  }
+}
+
+// `self.caches = model._allocate_cache(hidden)` where `_allocate_cache` is a factory of (K, V)
+// pairs: the class keeps them, as if it had allocated them at the call.
+void FileWalker::keep_factory_returns(ClassState& cls) {
+  for (ClassState::RawKvFromCall& from : cls.raw_from_calls) {
+    const auto found = raw_kv_factories_.find(from.called);
+    if (found == raw_kv_factories_.end() || found->second.ambiguous) continue;
+    if (from.on_self && found->second.owner_class != cls.name) continue;
+    RawAllocation a;
+    a.site = std::move(from.site);
+    a.member = from.member;
+    a.kv_pair = true;
+    a.shape = found->second.shape;
+    a.dims = found->second.dims;
+    cls.raw_allocations.push_back(std::move(a));
+  }
+  cls.raw_from_calls.clear();
+}
+
 void FileWalker::finish_class_raw_kv(ClassState& cls) {
+  register_raw_kv_factories(cls);
+  keep_factory_returns(cls);
   if (cls.raw_allocations.empty()) return;
   // What a method hands out as a view of a kept attribute is that attribute: its uses join.
   for (const auto& [method, member] : cls.raw_kv_views) {
@@ -781,7 +896,9 @@ void FileWalker::finish_class_raw_kv(ClassState& cls) {
     // No use in the class (a store whose methods hand the tensors out, `ring()`, `kv()`): a
     // name that says K/V and a shape of attention heads by head_dim is evidence enough.
     const bool shaped = (says_kv(name) || says_kv(a.member)) && attention_shaped(a.shape);
-    if (!read && !(named && (write || pass)) && !shaped) continue;
+    // A (K, V) pair a factory returned, kept here and used here.
+    const bool pair_used = a.kv_pair && (write || read || pass);
+    if (!read && !(named && (write || pass)) && !shaped && !pair_used) continue;
     facts::RawKv evidence;
     evidence.named_as_kv = named;
     if (write) {

@@ -134,13 +134,27 @@ struct ClassState {
     // No allocation of its own: `torch.cat` of what this attribute keeps and the step's K/V
     // (`key = torch.cat([prev_key, key], 2)` after `prev_key, _ = self.key_values[i]`).
     std::string grows;
+    bool returned = false;  // handed back by its method (`return [(k, v) for ...]`): a factory's
+    // Kept from another method's return (`self.caches = model._allocate_cache(h)`) where that
+    // method returns a (K, V) pair: two allocations of one attention shape (heads by head_dim).
+    bool kv_pair = false;
   };
   std::vector<RawAllocation> raw_allocations;
+  // `self.caches = model._allocate_cache(hidden)`: what a call returns is kept on self; judged at
+  // the class's close against the factories known then (this class's, and earlier classes').
+  struct RawKvFromCall {
+    std::string member;    // "caches"
+    std::string called;    // the method's simple name: "_allocate_cache"
+    bool on_self = false;  // `self._allocate_cache(...)`: this class's method
+    CacheSite site;        // cache_class "Tensor", written as the call, at the assignment
+  };
+  std::vector<RawKvFromCall> raw_from_calls;
   struct RawKvUse {
     enum class Kind { Write, Read, Pass } kind;
     Location loc;
     std::string what;
-    std::string method;  // the class's method it sits in
+    std::string method;       // the class's method it sits in
+    bool in_capture = false;  // inside `with torch.cuda.graph(...)`
   };
   std::unordered_map<std::string, std::vector<RawKvUse>> raw_kv_uses;
   // Methods that return a view of a kept attribute (`def _kv_views(self): return [(buf[i, 0],
@@ -540,6 +554,8 @@ class FileWalker {
   void on_tensor_allocation(ClassState& cls, TSNode call, TSNode fn, std::string grows = {});
   std::string grown_member(TSNode call);
   int32_t shape_of(TSNode call, std::vector<facts::Expression>& out);
+  void register_raw_kv_factories(const ClassState& cls);
+  void keep_factory_returns(ClassState& cls);
   void finish_class_raw_kv(ClassState& cls);
 
   // ---- suppressions.cpp ------------------------------------------------------------
@@ -600,6 +616,16 @@ class FileWalker {
   std::unordered_map<std::string, std::string, SvHash, std::equal_to<>> aliases_;
   std::vector<std::string> star_targets_;
   uint32_t last_scope_use_end_ = 0;
+  // Methods that return freshly allocated (K, V) pairs, by simple name, from the classes closed
+  // so far (raw_kv.cpp): `BreezeDepthDecoder._allocate_cache`. A name two classes return
+  // different shapes under is left out (`ambiguous`).
+  struct RawKvFactory {
+    std::string owner_class;
+    std::vector<Expression> shape;
+    int32_t dims = -1;
+    bool ambiguous = false;
+  };
+  std::unordered_map<std::string, RawKvFactory> raw_kv_factories_;
 };
 
 }  // namespace kvlint::python::detail

@@ -51,7 +51,11 @@ also through views a list comprehension builds over it or a method of the class 
 grown by `torch.cat` with no allocation of its own (`self.k = torch.cat([self.k, k], 2)`,
 `self.kv[layer] = (key, value)` after `key = torch.cat([prev_key, key], 2)`) is a site too, and
 a store its class only hands out counts when its name says K/V and its shape has heads,
-positions and head_dim. The message says what was seen ("allocates raw K/V tensors
+positions and head_dim. K/V a method returns is kept by the class that stores what it returns
+(`self.caches = model._allocate_cache(hidden)`) when the method returns (K, V) pairs -- two
+allocations of one shape with heads and head_dim -- and that class uses them (writes, reads or
+hands them on); the method must be the class's own or one of a class earlier in the file.
+The message says what was seen ("allocates raw K/V tensors
 `keys`/`values` with `torch.empty` ... written as K/V by slice assignment at line 597", "grows
 raw K/V tensor `key_values` by `torch.cat`"). Parameters, tensors under two
 dimensions or of an integer dtype, and rotary tables, masks, positions, offsets, convolution or

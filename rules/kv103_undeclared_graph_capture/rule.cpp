@@ -25,7 +25,8 @@ modules, and parameters whose class is known from an annotation or from the call
 builds a cache object, calls a model with `use_cache=True`, or hands it a cache the object
 keeps (`past_key_values=self._cache`), or writes, reads or hands on raw K/V a class keeps
 (plain tensors, see KV101: `self.keys[i, n:] = k` or `F.scaled_dot_product_attention(q,
-self.keys[i], ...)` in a captured method) -- when no declaration covering the capturing class,
+self.keys[i], ...)` in a captured method, or handed to a call the capture body makes:
+`model._generate_frame(self.hidden, self.caches)` inside the `with`) -- when no declaration covering the capturing class,
 the classes whose code writes the cache, or the class that keeps the graphs has a
 graph-pool spec.
 

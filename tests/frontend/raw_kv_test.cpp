@@ -211,5 +211,38 @@ class Fused:
   EXPECT_FALSE(f.cache_sites[1].raw_kv->read_at);
 }
 
+TEST(FrontendRawKv, KvPairsAFactoryReturnsAreKeptByTheClassThatStoresAndUsesThem) {
+  const auto f = analyze(R"PY(import torch
+class Decoder:
+    def _allocate_cache(self, hidden):
+        shape = (hidden.shape[0], self.config.num_key_value_heads, self.n, self.config.head_dim)
+        return [(hidden.new_zeros(shape), hidden.new_zeros(shape)) for _ in self.layers]
+    def _conv_states(self, b):
+        return torch.zeros(b, self.channels, self.kernel), torch.zeros(b, self.channels, self.kernel)
+class Graph:
+    def __init__(self, model, hidden):  # keep every KV allocation alive with the graph
+        self.caches = model._allocate_cache(hidden)
+        self.conv = model._conv_states(4)
+        self.unused = model._allocate_cache(hidden)
+        model._generate_frame(hidden, self.caches, self.conv)
+        with torch.cuda.graph(self.graph):
+            self.out = model._generate_frame(hidden, self.caches, self.conv)
+)PY");
+  ASSERT_EQ(f.cache_sites.size(), 1u);
+  const auto& site = f.cache_sites[0];
+  EXPECT_EQ(site.owner_class, "Graph");
+  EXPECT_EQ(site.written, "model._allocate_cache");
+  EXPECT_EQ(site.loc.line, 10u);
+  EXPECT_EQ(site.retained_as, "self.caches");
+  ASSERT_TRUE(site.raw_kv);
+  EXPECT_EQ(site.raw_kv->members, (std::vector<std::string>{"caches"}));
+  ASSERT_EQ(site.raw_kv->shape.size(), 4u);
+  EXPECT_EQ(site.raw_kv->shape[3].text, "self.config.head_dim");
+  // The hand-on inside the capture is kept apart from the warm-up's, as what the graph holds.
+  ASSERT_EQ(site.raw_kv->accesses.size(), 2u);
+  EXPECT_EQ(site.raw_kv->accesses[0].loc.line, 13u);
+  EXPECT_EQ(site.raw_kv->accesses[1].loc.line, 15u);
+}
+
 }  // namespace
 }  // namespace kvlint::frontend_test
