@@ -52,6 +52,15 @@ bool among(const std::array<std::string_view, N>& list, std::string_view s) {
   return std::find(list.begin(), list.end(), s) != list.end();
 }
 
+// What kept_member names that is no attribute: what a method returns ("_kv_views()",
+// "_views()[1]") or a method's parameter ("_forward(#1)"), resolved at the class's close.
+bool is_pseudo_member(std::string_view member) {
+  return member.find('(') != std::string_view::npos;
+}
+bool is_parameter_member(std::string_view member) {
+  return member.find("(#") != std::string_view::npos;
+}
+
 // `_k_ring`, `kvBuffer`, `StreamingAudioKVCache` as lower-case tokens: split at `_` and where
 // CamelCase starts a word (`KVCache` -> kv, cache).
 std::vector<std::string> name_tokens(std::string_view name) {
@@ -183,6 +192,23 @@ bool FileWalker::is_tensor_allocation(TSNode fn, std::string_view simple) const 
   return starts_with(resolve(strip_view(fn)), "torch.");
 }
 
+// `zeros(...)` after `zeros = functools.partial(torch.zeros, dtype=..., device=...)`: an
+// allocator under a local name.
+bool FileWalker::is_partial_allocator(TSNode fn) {
+  Frame* func = function_frame();
+  if (!func || sym(fn) != Sym::Identifier) return false;
+  const auto found = func->latest_binding.find(text(fn));
+  if (found == func->latest_binding.end() || ts_node_start_byte(found->second) >= ts_node_start_byte(fn))
+    return false;
+  TSNode bound = unwrap_parens(found->second);
+  if (sym(bound) != Sym::Call) return false;
+  TSNode partial = field(bound, g_.f_function);
+  if (resolve(strip_view(partial)) != "functools.partial") return false;
+  TSNode allocator = first_positional(bound);
+  if (ts_node_is_null(allocator) || sym(allocator) != Sym::Attribute) return false;
+  return is_tensor_allocation(allocator, text(field(allocator, g_.f_attribute)));
+}
+
 // The attribute of self a value lives in: `self.k_cache[layer].narrow(2, pos, 1)` -> "k_cache",
 // `layer["k_ring"]` after `layer = self.layers[i]` (or `for layer in self.layers`) -> "layers",
 // `[(layer[0], layer[1]) for layer in self.buffer]` -> "buffer"; `self._kv_views(n)` -> the
@@ -245,8 +271,26 @@ std::string FileWalker::kept_member(TSNode n, int depth, TSNode comprehension) {
         if (!func) return {};
         // The walk is in source order: the latest binding seen is the one in force here.
         const auto found = func->latest_binding.find(name);
-        if (found == func->latest_binding.end() || ts_node_start_byte(found->second) >= ts_node_start_byte(n))
-          return {};
+        const bool bound =
+            found != func->latest_binding.end() && ts_node_start_byte(found->second) < ts_node_start_byte(n);
+        // `mel, cache = self._views(b, n)`: "_views()[1]", unless bound again since.
+        if (const auto unpacked = func->unpacked_from_self_call.find(name);
+            unpacked != func->unpacked_from_self_call.end() &&
+            ts_node_start_byte(unpacked->second.first) < ts_node_start_byte(n) &&
+            (!bound || ts_node_start_byte(found->second) < ts_node_start_byte(unpacked->second.first))) {
+          TSNode fn = field(unpacked->second.first, g_.f_function);
+          return std::string(text(field(fn, g_.f_attribute))) + "()[" +
+                 std::to_string(unpacked->second.second) + "]";
+        }
+        if (!bound) {
+          // A parameter of the class's method (not of a function nested in it): "_forward(#1)",
+          // what the class's own calls hand it (finish_class_raw_kv).
+          const auto* params = current_params();
+          if (!params || func->name != func->method) return {};
+          const auto at = std::find(params->begin(), params->end(), name);
+          if (at == params->end()) return {};
+          return std::string(func->method) + "(#" + std::to_string(at - params->begin()) + ")";
+        }
         return kept_member(found->second, depth + 1);
       }
       default:
@@ -296,9 +340,19 @@ void FileWalker::on_raw_kv_return(TSNode node) {
     else
       mark(value);
   }
-  std::string m = kept_member(named_child(node, 0));
-  if (m.empty() || ends_with(m, "()")) return;
-  cls->raw_kv_views.emplace(method_name(), std::move(m));
+  TSNode value = unwrap_parens(named_child(node, 0));
+  if (sym(value) == Sym::Tuple || sym(value) == Sym::ExpressionList) {
+    // `return (self._mel[:b], self._cache[:, :, :b], ...)`: each element by its position.
+    for (uint32_t i = 0; i < ts_node_named_child_count(value); ++i) {
+      std::string e = kept_member(named_child(value, i));
+      if (!e.empty() && !is_pseudo_member(e))
+        cls->raw_kv_views.emplace(method_name() + "()[" + std::to_string(i) + "]", std::move(e));
+    }
+    return;
+  }
+  std::string m = kept_member(value);
+  if (m.empty() || is_pseudo_member(m)) return;
+  cls->raw_kv_views.emplace(method_name() + "()", std::move(m));
 }
 
 void FileWalker::note_raw_kv_use(ClassState& cls, std::string member, RawKvUse::Kind kind, TSNode at,
@@ -323,7 +377,7 @@ void FileWalker::on_raw_kv_call(TSNode call, TSNode fn) {
   const std::string_view simple = sym(fn) == Sym::Attribute    ? text(field(fn, g_.f_attribute))
                                   : sym(fn) == Sym::Identifier ? text(fn)
                                                                : std::string_view{};
-  if (is_tensor_allocation(fn, simple)) {
+  if (is_tensor_allocation(fn, simple) || is_partial_allocator(fn)) {
     on_tensor_allocation(*cls, call, fn);
     return;
   }
@@ -352,6 +406,7 @@ void FileWalker::on_raw_kv_call(TSNode call, TSNode fn) {
                                (simple == "append" || simple == "insert" || simple == "setdefault") &&
                                rooted_at_self(field(fn, g_.f_object));
   const bool not_a_use = among(kNotUses, simple);
+  if (is_self_attribute(fn)) note_raw_kv_arguments(*cls, args, simple);
   uint32_t position = 0;
   for_each_named_child(sub_, args, [&](TSNode a, TSFieldId) {
     TSNode value = sym(a) == Sym::KeywordArgument ? field(a, g_.f_value) : a;
@@ -368,6 +423,7 @@ void FileWalker::on_raw_kv_call(TSNode call, TSNode fn) {
     std::string m = kept_member(value);
     if (m.empty()) return true;
     const RawKvUse::Kind kind = attention || matmul ? RawKvUse::Kind::Read : RawKvUse::Kind::Pass;
+    if (kind == RawKvUse::Kind::Pass && is_parameter_member(m)) return true;  // followed no further
     const std::string what = kind == RawKvUse::Kind::Read ? callee : "handed to `" + callee + "`";
     // `L["k_ring"]` out of a container of dicts: also under its key, so the dict's K/V is told
     // from the weights beside it (`L["ln1"]` handed to a norm kernel).
@@ -380,6 +436,34 @@ void FileWalker::on_raw_kv_call(TSNode call, TSNode fn) {
     note_raw_kv_use(*cls, std::move(m), kind, call, what);
     return true;
   });
+}
+
+// `self._forward(*views, n)`, `self._step(self.k_cache, x)`: what the call hands each parameter
+// of the class's method, when it is kept (or returned by a method of the class).
+void FileWalker::note_raw_kv_arguments(ClassState& cls, TSNode args, std::string_view method) {
+  std::size_t index = 0;
+  each_named_child(args, [&](TSNode a) {
+    if (sym(a) == Sym::Comment) return true;
+    if (sym(a) == Sym::KeywordArgument || sym(a) == Sym::DictionarySplat) return false;
+    const bool splat = sym(a) == Sym::ListSplat;
+    std::string m = kept_member(splat ? named_child(a, 0) : a);
+    if (splat && !ends_with(m, "()")) return false;  // only a method's returned tuple spreads
+    if (!m.empty() && !is_parameter_member(m))
+      cls.raw_kv_arguments.push_back({std::string(method), index, std::move(m), splat});
+    if (splat) return false;  // the positions after it are unknown
+    ++index;
+    return true;
+  });
+}
+
+// The uses recorded under `from` (a pseudo-member) are uses of `into`.
+void FileWalker::merge_raw_kv_uses(ClassState& cls, const std::string& from, const std::string& into) {
+  auto found = cls.raw_kv_uses.find(from);
+  if (found == cls.raw_kv_uses.end() || from == into) return;
+  std::vector<RawKvUse> moved = std::move(found->second);
+  cls.raw_kv_uses.erase(found);
+  auto& uses = cls.raw_kv_uses[into];
+  uses.insert(uses.end(), std::make_move_iterator(moved.begin()), std::make_move_iterator(moved.end()));
 }
 
 // Whether argument `a` (the `position`-th positional, or a keyword) of an attention call is its
@@ -469,6 +553,16 @@ void FileWalker::on_raw_kv_assignment(TSNode node) {
       if (sym(t) == Sym::Identifier) func->latest_binding[text(t)] = right;
       return true;
     });
+  // `mel, cache, mask = self._views(b, n)`: each name takes its element of what the method returns.
+  if ((sym(left) == Sym::PatternList || sym(left) == Sym::TuplePattern) && sym(right) == Sym::Call &&
+      is_self_attribute(field(right, g_.f_function))) {
+    uint32_t index = 0;
+    for_each_named_child(sub_, left, [&](TSNode t, TSFieldId) {
+      if (sym(t) == Sym::Identifier) func->unpacked_from_self_call[text(t)] = {right, index};
+      ++index;
+      return true;
+    });
+  }
   if (cls->raw_allocations.empty()) return;
   if (sym(right) == Sym::Identifier && (sym(left) == Sym::Attribute || sym(left) == Sym::Subscript)) {
     promote_raw_local(*func, *cls, text(right), left, false);
@@ -518,7 +612,7 @@ void FileWalker::promote_raw_local(Frame& func, ClassState& cls, std::string_vie
   TSNode holder = sym(target) == Sym::Subscript ? field(target, g_.f_value) : target;
   if (!rooted_at_self(holder)) return;
   std::string member = kept_member(holder);
-  if (member.empty() || ends_with(member, "()")) return;
+  if (member.empty() || is_pseudo_member(member)) return;
   for (auto& pending : cls.raw_allocations) {
     if (pending.function != func.node.id || pending.local != local || !pending.member.empty()) continue;
     pending.member = member;
@@ -573,7 +667,7 @@ std::string FileWalker::grown_member(TSNode call) {
   TSNode list = unwrap_parens(first_positional(call));
   if (ts_node_is_null(list) || (sym(list) != Sym::List && sym(list) != Sym::Tuple)) return {};
   for (uint32_t i = 0; i < ts_node_named_child_count(list); ++i)
-    if (std::string grown = kept_member(named_child(list, i)); !grown.empty() && !ends_with(grown, "()"))
+    if (std::string grown = kept_member(named_child(list, i)); !grown.empty() && !is_pseudo_member(grown))
       return grown;
   return {};
 }
@@ -690,7 +784,7 @@ void FileWalker::on_tensor_allocation(ClassState& cls, TSNode call, TSNode fn, s
   if (!ts_node_is_null(kept_in)) {
     TSNode holder = sym(kept_in) == Sym::Subscript ? field(kept_in, g_.f_value) : kept_in;
     a.member = kept_member(holder);
-    if (a.member.empty() || ends_with(a.member, "()")) return;
+    if (a.member.empty() || is_pseudo_member(a.member)) return;
     const bool container = in_container || sym(kept_in) == Sym::Subscript || holder.id != kept_in.id;
     a.site.retention = container ? Retention::SelfContainer : Retention::SelfAttribute;
     a.site.retained_as = strip_spaces(text(holder));
@@ -795,10 +889,11 @@ void FileWalker::register_raw_kv_factories(const ClassState& cls) {
       for (std::size_t j = i + 1; !pair && j < allocations.size(); ++j) {
         const RawAllocation& a = *allocations[i];
         const RawAllocation& b = *allocations[j];
-        const bool same_shape =
-            a.shape.size() == b.shape.size() &&
-            std::equal(a.shape.begin(), a.shape.end(), b.shape.begin(),
-                       [](const facts::Expression& x, const facts::Expression& y) { return x.text == y.text; });
+        const bool same_shape = a.shape.size() == b.shape.size() &&
+                                std::equal(a.shape.begin(), a.shape.end(), b.shape.begin(),
+                                           [](const facts::Expression& x, const facts::Expression& y) {
+                                             return x.text == y.text;
+                                           });
         if (a.dims == b.dims && same_shape && heads_by_head_dim(a.shape)) pair = &a;
       }
     if (!pair) continue;
@@ -833,15 +928,25 @@ void FileWalker::finish_class_raw_kv(ClassState& cls) {
   register_raw_kv_factories(cls);
   keep_factory_returns(cls);
   if (cls.raw_allocations.empty()) return;
-  // What a method hands out as a view of a kept attribute is that attribute: its uses join.
-  for (const auto& [method, member] : cls.raw_kv_views) {
-    auto returned = cls.raw_kv_uses.find(method + "()");
-    if (returned == cls.raw_kv_uses.end()) continue;
-    std::vector<RawKvUse> moved = std::move(returned->second);
-    cls.raw_kv_uses.erase(returned);
-    auto& uses = cls.raw_kv_uses[member];
-    uses.insert(uses.end(), std::make_move_iterator(moved.begin()), std::make_move_iterator(moved.end()));
+  // What the class's calls hand a method's parameter: the parameter's uses are its uses (a
+  // splat of "_views()" hands parameter index + k the element "_views()[k]").
+  for (const auto& arg : cls.raw_kv_arguments) {
+    if (!arg.splat) {
+      merge_raw_kv_uses(cls, arg.method + "(#" + std::to_string(arg.index) + ")", arg.member);
+      continue;
+    }
+    const std::string prefix = arg.method + "(#";
+    std::vector<std::string> keys;
+    for (const auto& [key, uses] : cls.raw_kv_uses)
+      if (starts_with(key, prefix)) keys.push_back(key);
+    for (const std::string& key : keys) {
+      const std::size_t index = std::stoul(key.substr(prefix.size()));
+      if (index >= arg.index)
+        merge_raw_kv_uses(cls, key, arg.member + "[" + std::to_string(index - arg.index) + "]");
+    }
   }
+  // What a method hands out as a view of a kept attribute is that attribute: its uses join.
+  for (const auto& [returned, member] : cls.raw_kv_views) merge_raw_kv_uses(cls, returned, member);
   const bool class_says_kv = says_kv(cls.name);
   struct Store {
     RawAllocation* first;

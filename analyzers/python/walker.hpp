@@ -158,8 +158,21 @@ struct ClassState {
   };
   std::unordered_map<std::string, std::vector<RawKvUse>> raw_kv_uses;
   // Methods that return a view of a kept attribute (`def _kv_views(self): return [(buf[i, 0],
-  // buf[i, 1]) for i in ...]`), by method: the uses of what they return are uses of it.
+  // buf[i, 1]) for i in ...]`), by what kept_member calls the return: "_kv_views()", or
+  // "_views()[1]" for the second element of a returned tuple. The uses of what they return are
+  // uses of it.
   std::unordered_map<std::string, std::string> raw_kv_views;
+  // What the class's own calls hand its methods' parameters (`self._forward(*views, n)` after
+  // `views = self._views(b, n)`): the uses of parameter `index` of `method` (kept_member's
+  // "_forward(#1)") are uses of `member`; a splat of a returned tuple spreads its elements over
+  // the parameters from `index` on.
+  struct RawKvArgument {
+    std::string method;
+    std::size_t index = 0;
+    std::string member;
+    bool splat = false;
+  };
+  std::vector<RawKvArgument> raw_kv_arguments;
 };
 
 struct Frame {
@@ -187,6 +200,8 @@ struct Frame {
   // The latest value bound to each local (`x = <expr>`, a loop over something kept on self), as
   // the walk passes it: raw_kv.cpp reads a local back to the attribute it came from.
   std::unordered_map<std::string_view, TSNode> latest_binding;
+  // `mel, cache = self._views(b, n)`: the local, the call and the element it takes.
+  std::unordered_map<std::string_view, std::pair<TSNode, uint32_t>> unpacked_from_self_call;
 };
 
 // One open node on the walk.
@@ -539,6 +554,9 @@ class FileWalker {
   using RawAllocation = ClassState::RawAllocation;
   using RawKvUse = ClassState::RawKvUse;
   bool is_tensor_allocation(TSNode fn, std::string_view simple) const;
+  bool is_partial_allocator(TSNode fn);
+  void note_raw_kv_arguments(ClassState& cls, TSNode args, std::string_view method);
+  void merge_raw_kv_uses(ClassState& cls, const std::string& from, const std::string& into);
   std::string kept_member(TSNode n, int depth = 0, TSNode comprehension = {});
   TSNode comprehension_source(TSNode comprehension, std::string_view name);
   void on_raw_kv_return(TSNode node);

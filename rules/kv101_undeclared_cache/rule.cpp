@@ -47,7 +47,10 @@ values -- read by attention (`scaled_dot_product_attention`, flash-attn, `q @ k`
 function named for attention such as `_cp_attention_kernel[grid](q, k, v)`), or, when a name
 says K/V (`k_cache`, `keys`, `_kv_buf`, a `...KVCache` class), written in a step (slice
 assignment, `copy_`, `index_copy_`, `scatter_`, growth by `torch.cat`) or handed on as K/V,
-also through views a list comprehension builds over it or a method of the class returns. K/V
+also through views a list comprehension builds over it or a method of the class returns (also
+as a tuple, unpacked into locals or splatted into a method's parameters: `self._forward(*views)`
+after `views = self._views(b, n)`), and through an allocator under a local name (`zeros =
+functools.partial(torch.zeros, ...)`). K/V
 grown by `torch.cat` with no allocation of its own (`self.k = torch.cat([self.k, k], 2)`,
 `self.kv[layer] = (key, value)` after `key = torch.cat([prev_key, key], 2)`) is a site too, and
 a store its class only hands out counts when its name says K/V and its shape has heads,
