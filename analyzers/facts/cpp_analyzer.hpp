@@ -25,7 +25,8 @@ inline constexpr int kCppAnalyzerAbi = 9;  // 3: ClassFact::qualified_name, out_
                                            // 6: CallFact::kv_read_only (in CppAnalysis's facts);
                                            // 7: Guard::given, CallFact::passes, CacheSite::stores_existing;
                                            // 8: CppProjectSettings::project_root;
-                                           // 9: CacheSite::evidence, CppAnalysis::cuda_read_as_cpp
+                                           // 9: CacheSite::evidence, CppAnalysis::cuda_read_as_cpp,
+                                           //    AttributeAssignment::annotated_class
 
 // Where a file's compile command comes from, per project.
 struct CppProjectSettings {

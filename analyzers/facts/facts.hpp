@@ -474,6 +474,9 @@ struct AttributeAssignment {
   std::string attribute;  // "use_cuda_graph" (first component after self)
   Expression value;       // the right-hand side as written, with the names it reads
   Location loc;           // the assignment statement
+  // The class its annotation names (`self.stream: DACStreamState | None = None`), resolved as
+  // written; empty without one.
+  std::string annotated_class;
 };
 
 // `<object>.<attribute> = self` inside a class's method: the class hands itself to another

@@ -375,7 +375,8 @@ json to_json(const FileFacts& f) {
                                      {"method", a.method},
                                      {"attribute", a.attribute},
                                      {"value", w.expr(a.value)},
-                                     {"loc", w.loc(a.loc)}});
+                                     {"loc", w.loc(a.loc)},
+                                     {"annotated_class", a.annotated_class}});
 
   json& reverse_assignments = j["reverse_assignments"] = json::array();
   for (const auto& a : f.reverse_assignments)
@@ -568,9 +569,10 @@ FileFacts file_facts_from_json(const json& j) {
         {c.at("owner_class").get<std::string>(), c.at("name").get<std::string>(), r.expr(c.at("value"))});
 
   for (const auto& a : j.at("attribute_assignments"))
-    f.attribute_assignments.push_back(
-        {a.at("owner_class").get<std::string>(), a.at("method").get<std::string>(),
-         a.at("attribute").get<std::string>(), r.expr(a.at("value")), r.loc(a.at("loc"))});
+    f.attribute_assignments.push_back({a.at("owner_class").get<std::string>(),
+                                       a.at("method").get<std::string>(),
+                                       a.at("attribute").get<std::string>(), r.expr(a.at("value")),
+                                       r.loc(a.at("loc")), a.at("annotated_class").get<std::string>()});
 
   for (const auto& a : j.at("reverse_assignments"))
     f.reverse_assignments.push_back({a.at("owner_class").get<std::string>(),

@@ -23,7 +23,8 @@ namespace kvlint::facts {
 // 14: raw_kv's accesses (each method's first write, read and hand-on).
 // 15: cache sites' tensor_library (libtorch, ggml or onnxruntime: what the K/V was seen as).
 // 16: cache sites' evidence (a ggml K/V's context, its creation and buffer; writes from other classes).
-inline constexpr int kFactsJsonVersion = 16;
+// 17: attribute assignments' annotated_class.
+inline constexpr int kFactsJsonVersion = 17;
 
 nlohmann::json to_json(const FileFacts& facts);
 // Throws nlohmann::json::exception (or std::invalid_argument for an unknown

@@ -97,7 +97,7 @@ void fields(T& x, F&& f) {
 }
 template <FactsStruct<AttributeAssignment> T, class F>
 void fields(T& x, F&& f) {
-  f(x.owner_class, x.method, x.attribute, x.value, x.loc);
+  f(x.owner_class, x.method, x.attribute, x.value, x.loc, x.annotated_class);
 }
 template <FactsStruct<ReverseAssignment> T, class F>
 void fields(T& x, F&& f) {

@@ -91,6 +91,14 @@ ClassRef Project::attribute_class_at(ClassRef cls, std::string_view attribute, i
       if (hop->attribute == attribute)
         if (ClassRef target = find_class(hop->target_class, c.file)) return target;
   }
+  // `self.stream: DACStreamState | None = None`: the class its annotation names.
+  for (ClassRef c : chain) {
+    auto it = index_->attribute_assignments.find(c.cls);
+    if (it == index_->attribute_assignments.end()) continue;
+    for (const AttributeAssignment* a : it->second)
+      if (a->attribute == attribute && !a->annotated_class.empty())
+        if (ClassRef target = find_class(a->annotated_class, c.file)) return target;
+  }
   // `self.decoder = decoder`: the class the parameter receives.
   for (ClassRef c : chain) {
     auto it = index_->attribute_assignments.find(c.cls);

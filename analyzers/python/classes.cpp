@@ -456,6 +456,8 @@ void FileWalker::on_assignment(TSNode node) {
     a.attribute = std::string(text(field(target, g_.f_attribute)));
     a.value = make_expr(value);
     a.loc = loc(node);
+    if (TSNode type = field(node, g_.f_type); !ts_node_is_null(type))
+      a.annotated_class = annotated_class(type);
     out_.attribute_assignments.push_back(std::move(a));
   };
   if (plain && is_self_attribute(left) && f && f->class_state >= 0) {

@@ -21,7 +21,8 @@ constexpr RuleInfo kInfo{
 Reports a CUDA-graph capture (`with torch.cuda.graph(...)`, `CUDAGraph().capture_begin()`,
 `torch.cuda.make_graphed_callables`) whose captured code holds a model-local cache -- the
 capture body, or a method or function it calls (followed through `self.` calls, held
-modules, and parameters whose class is known from an annotation or from the callers),
+modules, attributes whose annotation names their class (`self.stream: StreamState | None =
+None`), and parameters whose class is known from an annotation or from the callers),
 builds a cache object, calls a model with `use_cache=True`, or hands it a cache the object
 keeps (`past_key_values=self._cache`), or writes, reads or hands on raw K/V a class keeps
 (plain tensors, see KV101: `self.keys[i, n:] = k` or `F.scaled_dot_product_attention(q,

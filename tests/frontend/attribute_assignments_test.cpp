@@ -104,6 +104,25 @@ class Talker(nn.Module):
   EXPECT_EQ(back.declarations[0].local_assignments[1].value.text, "self._cudagraph_wrapper");
 }
 
+TEST(FrontendAttributeAssignments, AnAnnotatedAssignmentNamesTheClassItHolds) {
+  const auto f = analyze(R"PY(import states
+class Decoder:
+    def __init__(self):
+        self.stream: "StreamState | None" = None
+        self.state: states.ConvState | None = None
+        self.count: int = 0
+        self.plain = None
+)PY");
+  ASSERT_EQ(f.attribute_assignments.size(), 4u);
+  EXPECT_EQ(f.attribute_assignments[0].annotated_class, "StreamState");
+  EXPECT_EQ(f.attribute_assignments[1].annotated_class, "states.ConvState");
+  EXPECT_EQ(f.attribute_assignments[2].annotated_class, "");
+  EXPECT_EQ(f.attribute_assignments[3].annotated_class, "");
+  const auto back = facts::file_facts_from_json(facts::to_json(f));
+  ASSERT_EQ(back.attribute_assignments.size(), 4u);
+  EXPECT_EQ(back.attribute_assignments[1].annotated_class, "states.ConvState");
+}
+
 }  // namespace
 }  // namespace kvlint::frontend_test
 
