@@ -84,22 +84,6 @@ std::string ggml_callee(const Context& cx, const CallExpr* call) {
   return last_component(qualified_callee(cx, call));
 }
 
-// `lhs = rhs` as a built-in or overloaded assignment (`unique_ptr::operator=`).
-bool assignment_parts(const Stmt* s, const Expr*& lhs, const Expr*& rhs) {
-  if (const auto* op = dyn_cast<BinaryOperator>(s); op && op->getOpcode() == BO_Assign) {
-    lhs = op->getLHS();
-    rhs = op->getRHS();
-    return true;
-  }
-  if (const auto* call = dyn_cast<CXXOperatorCallExpr>(s);
-      call && call->getOperator() == OO_Equal && call->getNumArgs() == 2) {
-    lhs = call->getArg(0);
-    rhs = call->getArg(1);
-    return true;
-  }
-  return false;
-}
-
 // The member a kept ggml tensor is read through (`k_cache`, `attn.k_cache`,
 // `layers[i].attention.k_cache` in a template, where Clang knows only the name).
 bool reads_member(const Expr* e, const FieldDecl* field) {
@@ -131,7 +115,7 @@ class GgmlKvEvidence {
     for_each_stmt(function.getBody(), [&](const Stmt* s) {
       const Expr* lhs = nullptr;
       const Expr* rhs = nullptr;
-      if (arena_ && assignment_parts(s, lhs, rhs)) {
+      if (arena_ && device_operands(dyn_cast_or_null<Expr>(s), BO_Assign, OO_Equal, &lhs, &rhs)) {
         const auto* target = dyn_cast<MemberExpr>(strip(lhs));
         if (target && target->getMemberDecl() == arena_ && !local_object(target->getBase()))
           created(function, owner_name, method, s->getSourceRange(), rhs, out);
@@ -237,7 +221,8 @@ class GgmlKvEvidence {
         for (const Decl* d : decl->decls())
           if (const auto* var = dyn_cast<VarDecl>(d); var && var->getInit() && views_kv(var->getInit()))
             out.insert(var);
-      } else if (assignment_parts(s, lhs, rhs) && views_kv(rhs)) {
+      } else if (device_operands(dyn_cast_or_null<Expr>(s), BO_Assign, OO_Equal, &lhs, &rhs) &&
+                 views_kv(rhs)) {
         if (const auto* ref = dyn_cast<DeclRefExpr>(strip(lhs)))
           if (const auto* var = dyn_cast<VarDecl>(ref->getDecl()); var && var->hasLocalStorage())
             out.insert(var);
@@ -283,7 +268,7 @@ void find_ggml_kv_evidence(Context& cx, const std::vector<const FunctionDecl*>& 
     for_each_stmt(function->getBody(), [&](const Stmt* s) {
       const Expr* lhs = nullptr;
       const Expr* rhs = nullptr;
-      if (!assignment_parts(s, lhs, rhs)) return;
+      if (!device_operands(dyn_cast_or_null<Expr>(s), BO_Assign, OO_Equal, &lhs, &rhs)) return;
       if (const auto* m = dyn_cast<MemberExpr>(strip(lhs)))
         if (const auto* field = dyn_cast<FieldDecl>(m->getMemberDecl())) factories_into(rhs, field);
     });
