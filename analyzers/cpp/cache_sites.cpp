@@ -317,13 +317,9 @@ Destination destination_of(const Context& cx, const Stmt* value) {
   }
   const Stmt* p = parent.get<Stmt>();
   if (!p) return out;
-  if (const auto* op = dyn_cast<BinaryOperator>(p);
-      op && op->getOpcode() == BO_Assign && op->getRHS() == child_stmt) {
-    store(op->getLHS());
-  } else if (const auto* assign = dyn_cast<CXXOperatorCallExpr>(p);
-             assign && assign->getOperator() == OO_Equal && assign->getNumArgs() == 2 &&
-             assign->getArg(1) == child_stmt) {
-    store(assign->getArg(0));
+  if (const Expr* target = nullptr, *value = nullptr;
+      binary_operands(dyn_cast<Expr>(p), BO_Assign, OO_Equal, &target, &value) && value == child_stmt) {
+    store(target);
   } else if (isa<ReturnStmt>(p)) {
     out.retention = facts::Retention::Returned;
   } else if (const auto* member_call = dyn_cast<CallExpr>(p); member_call && is_method_call(member_call)) {
@@ -667,15 +663,7 @@ void extract_cache_sites(Context& cx, const FunctionDecl& function) {
   auto keyed_growth = [&](const Stmt* s) -> bool {
     const Expr* lhs = nullptr;
     const Expr* rhs = nullptr;
-    if (const auto* op = dyn_cast<BinaryOperator>(s); op && op->getOpcode() == BO_Assign) {
-      lhs = op->getLHS();
-      rhs = op->getRHS();
-    } else if (const auto* call = dyn_cast<CXXOperatorCallExpr>(s);
-               call && call->getOperator() == OO_Equal && call->getNumArgs() == 2) {
-      lhs = call->getArg(0);
-      rhs = call->getArg(1);
-    }
-    if (!lhs) return false;
+    if (!binary_operands(dyn_cast_or_null<Expr>(s), BO_Assign, OO_Equal, &lhs, &rhs)) return false;
     const Expr* key = element_key(lhs);
     const FieldDecl* container = self_member(lhs);
     if (!key || !is_map_member(container)) return false;

@@ -108,7 +108,8 @@ void extract_constant(Context& cx, const VarDecl& var) {
   facts::Expression value = expression_of(cx, init);
   if (value.literal == facts::LiteralKind::None) return;
   facts::Constant c;
-  if (const auto* record = dyn_cast<CXXRecordDecl>(var.getDeclContext())) c.owner_class = record->getNameAsString();
+  if (const auto* record = dyn_cast<CXXRecordDecl>(var.getDeclContext()))
+    c.owner_class = record->getNameAsString();
   c.name = var.getNameAsString();
   c.value = std::move(value);
   cx.out.constants.push_back(std::move(c));
@@ -180,11 +181,9 @@ void extract_attribute_assignments(Context& cx, const FunctionDecl& function) {
         cx.out.attribute_assignments.push_back(std::move(a));
       }
   for_each_stmt(function.getBody(), [&](const Stmt* s) {
-    if (const auto* op = dyn_cast<BinaryOperator>(s); op && op->getOpcode() == BO_Assign)
-      record(op->getLHS(), op->getRHS(), s);
-    else if (const auto* call = dyn_cast<CXXOperatorCallExpr>(s);
-             call && call->getOperator() == OO_Equal && call->getNumArgs() == 2)
-      record(call->getArg(0), call->getArg(1), s);
+    if (const Expr* target = nullptr, *value = nullptr;
+        binary_operands(dyn_cast_or_null<Expr>(s), BO_Assign, OO_Equal, &target, &value))
+      record(target, value, s);
   });
 }
 

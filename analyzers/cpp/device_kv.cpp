@@ -42,24 +42,6 @@ const Expr* without_casts(const Expr* e) {
   return e;
 }
 
-// `a op b` as a builtin operator, or as an overloaded or type-dependent one (a class template's
-// `_DataType*` arithmetic is a CXXOperatorCallExpr when operator overloads are in scope).
-bool device_operands(const Expr* e, BinaryOperatorKind builtin, OverloadedOperatorKind overloaded,
-                     const Expr** lhs, const Expr** rhs) {
-  if (const auto* b = dyn_cast_or_null<BinaryOperator>(e); b && b->getOpcode() == builtin) {
-    *lhs = b->getLHS();
-    *rhs = b->getRHS();
-    return true;
-  }
-  if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(e);
-      op && op->getOperator() == overloaded && op->getNumArgs() == 2) {
-    *lhs = op->getArg(0);
-    *rhs = op->getArg(1);
-    return true;
-  }
-  return false;
-}
-
 namespace {
 
 bool contains_ci(std::string_view text, std::string_view word) {
@@ -83,7 +65,7 @@ std::size_t device_factors(const Expr* size, const SizeProducts& products, int d
     if (!e) continue;
     const Expr* lhs = nullptr;
     const Expr* rhs = nullptr;
-    if (device_operands(e, BO_Mul, OO_Star, &lhs, &rhs)) {
+    if (binary_operands(e, BO_Mul, OO_Star, &lhs, &rhs)) {
       stack.push_back(lhs);
       stack.push_back(rhs);
       continue;
@@ -126,7 +108,7 @@ CarveBase carve_base(const Context& cx, const Expr* e, const std::set<const VarD
   e = without_casts(e);
   const Expr* lhs = nullptr;
   const Expr* rhs = nullptr;
-  if (device_operands(e, BO_Add, OO_Plus, &lhs, &rhs)) {
+  if (binary_operands(e, BO_Add, OO_Plus, &lhs, &rhs)) {
     out.offset = rhs;
     e = without_casts(lhs);
   }
@@ -155,8 +137,8 @@ std::size_t loop_factors(const Context& cx, const Stmt* s, const SizeProducts& p
       const Expr* lhs = nullptr;
       const Expr* bound = nullptr;
       const Expr* cond = loop->getCond() ? strip(loop->getCond()) : nullptr;
-      if (device_operands(cond, BO_LT, OO_Less, &lhs, &bound) ||
-          device_operands(cond, BO_LE, OO_LessEqual, &lhs, &bound))
+      if (binary_operands(cond, BO_LT, OO_Less, &lhs, &bound) ||
+          binary_operands(cond, BO_LE, OO_LessEqual, &lhs, &bound))
         factors += device_factors(bound, products, 0);
     }
     node = parents[0];
@@ -199,7 +181,7 @@ void carve(const Context& cx, const FunctionDecl& function, const SizeProducts& 
     const auto* e = dyn_cast<Expr>(s);
     const Expr* lhs = nullptr;
     const Expr* rhs = nullptr;
-    if (device_operands(e, BO_Assign, OO_Equal, &lhs, &rhs)) {
+    if (binary_operands(e, BO_Assign, OO_Equal, &lhs, &rhs)) {
       const CarveBase base = carve_base(cx, rhs, cursors, out.carved);
       if (!base.cursor && base.member.empty()) return;
       if (!base.member.empty() && base.offset) note_region(base.member, base.offset, 0);
@@ -216,7 +198,7 @@ void carve(const Context& cx, const FunctionDecl& function, const SizeProducts& 
       carved_here.insert(member);
       return;
     }
-    if (device_operands(e, BO_AddAssign, OO_PlusEqual, &lhs, &rhs)) {
+    if (binary_operands(e, BO_AddAssign, OO_PlusEqual, &lhs, &rhs)) {
       const auto* ref = dyn_cast<DeclRefExpr>(without_casts(lhs));
       const auto* var = ref ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr;
       if (auto it = pending.find(var); it != pending.end()) {
@@ -254,11 +236,11 @@ void note_device_uses(const Context& cx, const FunctionDecl& function, Carving& 
     const auto* e = dyn_cast<Expr>(s);
     const Expr* lhs = nullptr;
     const Expr* rhs = nullptr;
-    if (device_operands(e, BO_Assign, OO_Equal, &lhs, &rhs)) {
+    if (binary_operands(e, BO_Assign, OO_Equal, &lhs, &rhs)) {
       const std::string view = assigned_member(cx, lhs);
       const Expr* value = without_casts(rhs);
       bool offset = false;
-      if (const Expr* l = nullptr, *r = nullptr; device_operands(value, BO_Add, OO_Plus, &l, &r)) {
+      if (const Expr* l = nullptr, *r = nullptr; binary_operands(value, BO_Add, OO_Plus, &l, &r)) {
         value = without_casts(l);
         offset = true;
       }
@@ -369,14 +351,14 @@ std::map<std::string, std::size_t> carved_device_kv(const Context& cx,
 std::string carved_kv_member(const Context& cx, const Stmt* s) {
   const Expr* lhs = nullptr;
   const Expr* rhs = nullptr;
-  if (!device_operands(dyn_cast<Expr>(s), BO_Assign, OO_Equal, &lhs, &rhs)) return {};
+  if (!binary_operands(dyn_cast<Expr>(s), BO_Assign, OO_Equal, &lhs, &rhs)) return {};
   std::string member = assigned_member(cx, lhs);
   if (member.empty() || !cx.kv_by_use.count(member) || cx.borrowed_members.count(member)) return {};
   const auto* field = dyn_cast<MemberExpr>(without_casts(lhs));
   if (!field || !field->getType()->isPointerType()) return {};
   // The carve itself (`k_cache_ = query_ + batch_dim_`), not an allocation stored there.
   const Expr* value = without_casts(rhs);
-  if (const Expr* l = nullptr, *r = nullptr; device_operands(value, BO_Add, OO_Plus, &l, &r))
+  if (const Expr* l = nullptr, *r = nullptr; binary_operands(value, BO_Add, OO_Plus, &l, &r))
     value = without_casts(l);
   return value && isa<DeclRefExpr, MemberExpr>(value) ? member : std::string();
 }

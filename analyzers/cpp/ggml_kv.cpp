@@ -115,7 +115,7 @@ class GgmlKvEvidence {
     for_each_stmt(function.getBody(), [&](const Stmt* s) {
       const Expr* lhs = nullptr;
       const Expr* rhs = nullptr;
-      if (arena_ && device_operands(dyn_cast_or_null<Expr>(s), BO_Assign, OO_Equal, &lhs, &rhs)) {
+      if (arena_ && binary_operands(dyn_cast_or_null<Expr>(s), BO_Assign, OO_Equal, &lhs, &rhs)) {
         const auto* target = dyn_cast<MemberExpr>(strip(lhs));
         if (target && target->getMemberDecl() == arena_ && !local_object(target->getBase()))
           created(function, owner_name, method, s->getSourceRange(), rhs, out);
@@ -221,7 +221,7 @@ class GgmlKvEvidence {
         for (const Decl* d : decl->decls())
           if (const auto* var = dyn_cast<VarDecl>(d); var && var->getInit() && views_kv(var->getInit()))
             out.insert(var);
-      } else if (device_operands(dyn_cast_or_null<Expr>(s), BO_Assign, OO_Equal, &lhs, &rhs) &&
+      } else if (binary_operands(dyn_cast_or_null<Expr>(s), BO_Assign, OO_Equal, &lhs, &rhs) &&
                  views_kv(rhs)) {
         if (const auto* ref = dyn_cast<DeclRefExpr>(strip(lhs)))
           if (const auto* var = dyn_cast<VarDecl>(ref->getDecl()); var && var->hasLocalStorage())
@@ -268,7 +268,7 @@ void find_ggml_kv_evidence(Context& cx, const std::vector<const FunctionDecl*>& 
     for_each_stmt(function->getBody(), [&](const Stmt* s) {
       const Expr* lhs = nullptr;
       const Expr* rhs = nullptr;
-      if (!device_operands(dyn_cast_or_null<Expr>(s), BO_Assign, OO_Equal, &lhs, &rhs)) return;
+      if (!binary_operands(dyn_cast_or_null<Expr>(s), BO_Assign, OO_Equal, &lhs, &rhs)) return;
       if (const auto* m = dyn_cast<MemberExpr>(strip(lhs)))
         if (const auto* field = dyn_cast<FieldDecl>(m->getMemberDecl())) factories_into(rhs, field);
     });

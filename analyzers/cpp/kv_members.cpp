@@ -264,11 +264,9 @@ std::string stored_member(const Context& cx, const Expr* value) {
       child = p;
       continue;
     }
-    if (const auto* op = dyn_cast<CXXOperatorCallExpr>(p);
-        op && op->getOperator() == OO_Equal && op->getNumArgs() == 2)
-      return op->getArg(1) == child ? member_in(dotted(cx, op->getArg(0))) : std::string();
-    if (const auto* b = dyn_cast<BinaryOperator>(p); b && b->getOpcode() == BO_Assign)
-      return b->getRHS() == child ? member_in(dotted(cx, b->getLHS())) : std::string();
+    if (const Expr* target = nullptr, *value = nullptr;
+        binary_operands(dyn_cast<Expr>(p), BO_Assign, OO_Equal, &target, &value))
+      return value == child ? member_in(dotted(cx, target)) : std::string();
     // `k_cache_ = register_buffer("k_cache", torch::zeros(...))`: where the buffer is kept.
     if (const auto* buffer = dyn_cast<CallExpr>(p);
         buffer && callee_of(cx, buffer).ends_with("register_buffer")) {

@@ -123,7 +123,7 @@ void summands(const Expr* e, std::vector<const Expr*>& out, int depth) {
   if (const auto* paren = dyn_cast<ParenExpr>(e)) return summands(paren->getSubExpr(), out, depth);
   const Expr* lhs = nullptr;
   const Expr* rhs = nullptr;
-  if (device_operands(e, BO_Add, OO_Plus, &lhs, &rhs)) {
+  if (binary_operands(e, BO_Add, OO_Plus, &lhs, &rhs)) {
     summands(lhs, out, depth);
     summands(rhs, out, depth);
     return;
@@ -202,7 +202,7 @@ class FunctionScan {
     std::vector<const Expr*> offsets;
     const Expr* lhs = nullptr;
     const Expr* rhs = nullptr;
-    for (int depth = 0; depth < 8 && device_operands(e, BO_Add, OO_Plus, &lhs, &rhs); ++depth) {
+    for (int depth = 0; depth < 8 && binary_operands(e, BO_Add, OO_Plus, &lhs, &rhs); ++depth) {
       offsets.push_back(rhs);
       e = without_casts(lhs);
     }

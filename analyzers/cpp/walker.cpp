@@ -69,6 +69,24 @@ unsigned offset_of(const Context& cx, SourceLocation at) {
   return sm.getFileOffset(sm.getExpansionLoc(at));
 }
 
+// `a op b` as a builtin operator, or as an overloaded or type-dependent one (a class template's
+// `_DataType*` arithmetic is a CXXOperatorCallExpr when operator overloads are in scope).
+bool binary_operands(const Expr* e, BinaryOperatorKind builtin, OverloadedOperatorKind overloaded,
+                     const Expr** lhs, const Expr** rhs) {
+  if (const auto* b = dyn_cast_or_null<BinaryOperator>(e); b && b->getOpcode() == builtin) {
+    *lhs = b->getLHS();
+    *rhs = b->getRHS();
+    return true;
+  }
+  if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(e);
+      op && op->getOperator() == overloaded && op->getNumArgs() == 2) {
+    *lhs = op->getArg(0);
+    *rhs = op->getArg(1);
+    return true;
+  }
+  return false;
+}
+
 const Expr* strip(const Expr* expr) {
   while (expr) {
     const Expr* next = expr->IgnoreParenImpCasts();

@@ -108,6 +108,11 @@ std::string callee_of(const Context& cx, const RecoveredCall& call);         // 
 std::string qualified_callee(const Context& cx, const RecoveredCall& call);  // "at::zeros", "torch::zeros"
 std::string last_component(std::string_view qualified);                      // "zeros" for "at::zeros"
 const clang::Expr* strip(const clang::Expr* expr);  // parens, implicit casts, temporaries, copies
+// `a op b` as a builtin operator, or as an overloaded or type-dependent one (a template's `T*`
+// arithmetic, `tensor = ...` on a class type): its operands in `lhs` and `rhs`.
+bool binary_operands(const clang::Expr* e, clang::BinaryOperatorKind builtin,
+                     clang::OverloadedOperatorKind overloaded, const clang::Expr** lhs,
+                     const clang::Expr** rhs);
 // The class a method belongs to, when it is a method of a class (lambdas excluded).
 const clang::CXXRecordDecl* owner_of(const clang::FunctionDecl* function);
 std::string method_name(const clang::FunctionDecl* function);  // "__init__" for a constructor
@@ -189,11 +194,6 @@ void extract_forward_kv_sites(Context& cx, const clang::FunctionDecl& function);
 // ---- device_kv.cpp ----
 // `e` without parentheses, implicit and explicit casts (`(T*)ctx.GetWorkSpace()`).
 const clang::Expr* without_casts(const clang::Expr* e);
-// `a op b` as a builtin operator, or as an overloaded or type-dependent one (a template's `T*`
-// arithmetic): its operands in `lhs` and `rhs`.
-bool device_operands(const clang::Expr* e, clang::BinaryOperatorKind builtin,
-                     clang::OverloadedOperatorKind overloaded, const clang::Expr** lhs,
-                     const clang::Expr** rhs);
 // `cudaMalloc(&k_cache_, size)` (and cudaMallocAsync / Managed / Host): the member of `this` it
 // fills, with its size expression in `size`; empty otherwise.
 std::string device_allocated_member(const Context& cx, const clang::CallExpr* call, const clang::Expr** size);
