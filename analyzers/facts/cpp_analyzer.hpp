@@ -20,13 +20,14 @@
 namespace kvlint::facts {
 
 // Bump when anything below changes shape.
-inline constexpr int kCppAnalyzerAbi = 9;  // 3: ClassFact::qualified_name, out_of_line; 4: CppAnalysis
-                                           // dependencies, work budget; 5: CppAnalysis syntax errors;
-                                           // 6: CallFact::kv_read_only (in CppAnalysis's facts);
-                                           // 7: Guard::given, CallFact::passes, CacheSite::stores_existing;
-                                           // 8: CppProjectSettings::project_root;
-                                           // 9: CacheSite::evidence, CppAnalysis::cuda_read_as_cpp,
-                                           //    AttributeAssignment::annotated_class
+inline constexpr int kCppAnalyzerAbi = 10;  // 3: ClassFact::qualified_name, out_of_line; 4: CppAnalysis
+                                            // dependencies, work budget; 5: CppAnalysis syntax errors;
+                                            // 6: CallFact::kv_read_only (in CppAnalysis's facts);
+                                            // 7: Guard::given, CallFact::passes, CacheSite::stores_existing;
+                                            // 8: CppProjectSettings::project_root;
+                                            // 9: CacheSite::evidence, CppAnalysis::cuda_read_as_cpp,
+                                            //    AttributeAssignment::annotated_class;
+                                            // 10: FileFacts::held_tensor_views, kv_handoffs
 
 // Where a file's compile command comes from, per project.
 struct CppProjectSettings {

@@ -313,6 +313,34 @@ struct CacheSite {
   std::vector<KvEvidence> evidence;  // C++ ggml K/V: its context and writes from other classes
 };
 
+// A tensor a class allocates and keeps, shaped as attention is (four dimensions or more, one of
+// them heads), that the class hands out as a view from a method (`def att_cache_view(self, ...):
+// return storage[:, :, :2 * b]` after `self._att = storage`) and does not itself use as K/V. Not
+// a cache site: it is K/V only where another class hands that method's return to attention as
+// its K/V (KvHandoff), which the project joins (Project::join_raw_kv_handoffs).
+struct HeldTensorView {
+  std::string method;  // the class's method whose return is a view of it: "att_cache_view"
+  // The allocation as a cache site would be (cache_class "Tensor", owner_class, retention), with
+  // raw_kv holding its members, shape and axes and no uses yet.
+  CacheSite site;
+};
+
+// `att_cache=arena.att_cache_view(b, n)`: the return of another object's method handed to a call
+// under a keyword that names attention K/V (`att_cache`, `kv_cache`, `past_key_values`).
+struct KvHandoff {
+  std::string owner_class;  // the class whose method makes the call
+  std::string method;       // the method it sits in
+  Location loc;             // the keyword argument
+  std::string keyword;      // "att_cache"
+  // The object whose method is called, as written, except that a local bound to a plain
+  // `self.<attr>` reads as that attribute ("self.arena" for `arena = self.arena`).
+  std::string receiver;
+  std::string called;  // the method: "att_cache_view"
+  // The receiver's class where the method says it: a local bound to `Cls(...)`, resolved through
+  // imports. Empty otherwise (Project reads the class of `self.<attr>` from the owner's facts).
+  std::string receiver_class;
+};
+
 // A call that makes transformers build a cache behind it.
 struct ImplicitCacheSite {
   std::string owner_class;
@@ -631,6 +659,8 @@ struct FileFacts {
   std::vector<ClassFact> classes;
   std::vector<MethodFact> functions;  // module-level functions
   std::vector<CacheSite> cache_sites;
+  std::vector<HeldTensorView> held_tensor_views;
+  std::vector<KvHandoff> kv_handoffs;
   std::vector<ImplicitCacheSite> implicit_caches;
   std::vector<CaptureSite> captures;
   std::vector<Declaration> declarations;

@@ -162,6 +162,24 @@ struct Writer {
     }
     return a;
   }
+  json cache_site(const CacheSite& s) const {
+    return json{{"cache_class", s.cache_class},
+                {"written", s.written},
+                {"owner_class", s.owner_class},
+                {"method", s.method},
+                {"loc", loc(s.loc)},
+                {"args", args(s.args)},
+                {"retention", enum_name(s.retention, kRetentions)},
+                {"retained_as", s.retained_as},
+                {"container_key", opt_expr(s.container_key)},
+                {"guards", guards(s.guards)},
+                {"caller_requested", s.caller_requested},
+                {"inside_graph_capture", s.inside_graph_capture},
+                {"stores_existing", s.stores_existing},
+                {"raw_kv", s.raw_kv ? raw_kv(*s.raw_kv) : json(nullptr)},
+                {"tensor_library", enum_name(s.tensor_library, kTensorLibraries)},
+                {"evidence", evidence(s.evidence)}};
+  }
 };
 
 struct Reader {
@@ -225,6 +243,47 @@ struct Reader {
     }
     return out;
   }
+  CacheSite cache_site(const json& s) const {
+    CacheSite site;
+    site.cache_class = s.at("cache_class").get<std::string>();
+    site.written = s.at("written").get<std::string>();
+    site.owner_class = s.at("owner_class").get<std::string>();
+    site.method = s.at("method").get<std::string>();
+    site.loc = loc(s.at("loc"));
+    site.args = args(s.at("args"));
+    site.retention = enum_value(s.at("retention"), kRetentions);
+    site.retained_as = s.at("retained_as").get<std::string>();
+    site.container_key = opt_expr(s.at("container_key"));
+    site.guards = guards(s.at("guards"));
+    site.caller_requested = s.at("caller_requested").get<bool>();
+    site.inside_graph_capture = s.at("inside_graph_capture").get<bool>();
+    site.stores_existing = s.at("stores_existing").get<bool>();
+    if (const json& k = s.at("raw_kv"); !k.is_null()) {
+      RawKv raw;
+      raw.members = k.at("members").get<std::vector<std::string>>();
+      if (!k.at("written_at").is_null()) raw.written_at = loc(k.at("written_at"));
+      raw.written_by = k.at("written_by").get<std::string>();
+      if (!k.at("read_at").is_null()) raw.read_at = loc(k.at("read_at"));
+      raw.read_by = k.at("read_by").get<std::string>();
+      raw.named_as_kv = k.at("named_as_kv").get<bool>();
+      for (const auto& e : k.at("shape")) raw.shape.push_back(expr(e));
+      if (!k.at("positions_axis").is_null()) raw.positions_axis = k.at("positions_axis").get<uint32_t>();
+      if (!k.at("rows_axis").is_null()) raw.rows_axis = k.at("rows_axis").get<uint32_t>();
+      for (const auto& x : k.at("accesses"))
+        raw.accesses.push_back({enum_value(x.at("kind"), kRawKvAccessKinds),
+                                x.at("method").get<std::string>(), loc(x.at("loc")),
+                                x.at("by").get<std::string>()});
+      site.raw_kv = std::move(raw);
+    }
+    if (s.contains("tensor_library"))
+      site.tensor_library = enum_value(s.at("tensor_library"), kTensorLibraries);
+    for (const auto& x : s.at("evidence"))
+      site.evidence.push_back({enum_value(x.at("kind"), kKvEvidenceKinds), loc(x.at("loc")),
+                               x.at("owner_class").get<std::string>(), x.at("member").get<std::string>(),
+                               x.at("method").get<std::string>(), x.at("by").get<std::string>(),
+                               x.at("detail").get<std::string>()});
+    return site;
+  }
 };
 
 }  // namespace
@@ -261,23 +320,21 @@ json to_json(const FileFacts& f) {
   for (const auto& fn : f.functions) functions.push_back(w.method(fn));
 
   json& sites = j["cache_sites"] = json::array();
-  for (const auto& s : f.cache_sites)
-    sites.push_back({{"cache_class", s.cache_class},
-                     {"written", s.written},
-                     {"owner_class", s.owner_class},
-                     {"method", s.method},
-                     {"loc", w.loc(s.loc)},
-                     {"args", w.args(s.args)},
-                     {"retention", enum_name(s.retention, kRetentions)},
-                     {"retained_as", s.retained_as},
-                     {"container_key", w.opt_expr(s.container_key)},
-                     {"guards", w.guards(s.guards)},
-                     {"caller_requested", s.caller_requested},
-                     {"inside_graph_capture", s.inside_graph_capture},
-                     {"stores_existing", s.stores_existing},
-                     {"raw_kv", s.raw_kv ? w.raw_kv(*s.raw_kv) : json(nullptr)},
-                     {"tensor_library", enum_name(s.tensor_library, kTensorLibraries)},
-                     {"evidence", w.evidence(s.evidence)}});
+  for (const auto& s : f.cache_sites) sites.push_back(w.cache_site(s));
+
+  json& views = j["held_tensor_views"] = json::array();
+  for (const auto& v : f.held_tensor_views)
+    views.push_back({{"method", v.method}, {"site", w.cache_site(v.site)}});
+
+  json& handoffs = j["kv_handoffs"] = json::array();
+  for (const auto& h : f.kv_handoffs)
+    handoffs.push_back({{"owner_class", h.owner_class},
+                        {"method", h.method},
+                        {"loc", w.loc(h.loc)},
+                        {"keyword", h.keyword},
+                        {"receiver", h.receiver},
+                        {"called", h.called},
+                        {"receiver_class", h.receiver_class}});
 
   json& implicit = j["implicit_caches"] = json::array();
   for (const auto& s : f.implicit_caches)
@@ -442,47 +499,14 @@ FileFacts file_facts_from_json(const json& j) {
   }
   for (const auto& fn : j.at("functions")) f.functions.push_back(r.method(fn));
 
-  for (const auto& s : j.at("cache_sites")) {
-    CacheSite site;
-    site.cache_class = s.at("cache_class").get<std::string>();
-    site.written = s.at("written").get<std::string>();
-    site.owner_class = s.at("owner_class").get<std::string>();
-    site.method = s.at("method").get<std::string>();
-    site.loc = r.loc(s.at("loc"));
-    site.args = r.args(s.at("args"));
-    site.retention = enum_value(s.at("retention"), kRetentions);
-    site.retained_as = s.at("retained_as").get<std::string>();
-    site.container_key = r.opt_expr(s.at("container_key"));
-    site.guards = r.guards(s.at("guards"));
-    site.caller_requested = s.at("caller_requested").get<bool>();
-    site.inside_graph_capture = s.at("inside_graph_capture").get<bool>();
-    site.stores_existing = s.at("stores_existing").get<bool>();
-    if (const json& k = s.at("raw_kv"); !k.is_null()) {
-      RawKv raw;
-      raw.members = k.at("members").get<std::vector<std::string>>();
-      if (!k.at("written_at").is_null()) raw.written_at = r.loc(k.at("written_at"));
-      raw.written_by = k.at("written_by").get<std::string>();
-      if (!k.at("read_at").is_null()) raw.read_at = r.loc(k.at("read_at"));
-      raw.read_by = k.at("read_by").get<std::string>();
-      raw.named_as_kv = k.at("named_as_kv").get<bool>();
-      for (const auto& e : k.at("shape")) raw.shape.push_back(r.expr(e));
-      if (!k.at("positions_axis").is_null()) raw.positions_axis = k.at("positions_axis").get<uint32_t>();
-      if (!k.at("rows_axis").is_null()) raw.rows_axis = k.at("rows_axis").get<uint32_t>();
-      for (const auto& x : k.at("accesses"))
-        raw.accesses.push_back({enum_value(x.at("kind"), kRawKvAccessKinds),
-                                x.at("method").get<std::string>(), r.loc(x.at("loc")),
-                                x.at("by").get<std::string>()});
-      site.raw_kv = std::move(raw);
-    }
-    if (s.contains("tensor_library"))
-      site.tensor_library = enum_value(s.at("tensor_library"), kTensorLibraries);
-    for (const auto& x : s.at("evidence"))
-      site.evidence.push_back({enum_value(x.at("kind"), kKvEvidenceKinds), r.loc(x.at("loc")),
-                               x.at("owner_class").get<std::string>(), x.at("member").get<std::string>(),
-                               x.at("method").get<std::string>(), x.at("by").get<std::string>(),
-                               x.at("detail").get<std::string>()});
-    f.cache_sites.push_back(std::move(site));
-  }
+  for (const auto& s : j.at("cache_sites")) f.cache_sites.push_back(r.cache_site(s));
+  for (const auto& v : j.at("held_tensor_views"))
+    f.held_tensor_views.push_back({v.at("method").get<std::string>(), r.cache_site(v.at("site"))});
+  for (const auto& h : j.at("kv_handoffs"))
+    f.kv_handoffs.push_back({h.at("owner_class").get<std::string>(), h.at("method").get<std::string>(),
+                             r.loc(h.at("loc")), h.at("keyword").get<std::string>(),
+                             h.at("receiver").get<std::string>(), h.at("called").get<std::string>(),
+                             h.at("receiver_class").get<std::string>()});
 
   for (const auto& s : j.at("implicit_caches")) {
     ImplicitCacheSite site;

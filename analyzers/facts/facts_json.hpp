@@ -24,7 +24,8 @@ namespace kvlint::facts {
 // 15: cache sites' tensor_library (libtorch, ggml or onnxruntime: what the K/V was seen as).
 // 16: cache sites' evidence (a ggml K/V's context, its creation and buffer; writes from other classes).
 // 17: attribute assignments' annotated_class.
-inline constexpr int kFactsJsonVersion = 17;
+// 18: held_tensor_views and kv_handoffs (raw K/V handed out by one class and used by another).
+inline constexpr int kFactsJsonVersion = 18;
 
 nlohmann::json to_json(const FileFacts& facts);
 // Throws nlohmann::json::exception (or std::invalid_argument for an unknown

@@ -57,6 +57,14 @@ void fields(T& x, F&& f) {
     x.container_key, x.guards, x.caller_requested, x.inside_graph_capture, x.stores_existing, x.raw_kv,
     x.tensor_library, x.evidence);
 }
+template <FactsStruct<HeldTensorView> T, class F>
+void fields(T& x, F&& f) {
+  f(x.method, x.site);
+}
+template <FactsStruct<KvHandoff> T, class F>
+void fields(T& x, F&& f) {
+  f(x.owner_class, x.method, x.loc, x.keyword, x.receiver, x.called, x.receiver_class);
+}
 template <FactsStruct<ImplicitCacheSite> T, class F>
 void fields(T& x, F&& f) {
   f(x.owner_class, x.method, x.loc, x.callee, x.reason, x.none_origin, x.guards, x.callee_root, x.callee_path,
@@ -145,9 +153,10 @@ void fields(T& x, F&& f) {
 }
 template <FactsStruct<FileFacts> T, class F>
 void fields(T& x, F&& f) {
-  f(x.path, x.language, x.module_name, x.imports, x.classes, x.functions, x.cache_sites, x.implicit_caches,
-    x.captures, x.declarations, x.hops, x.batch_evidence, x.protocol_uses, x.constants, x.suppressions,
-    x.attribute_assignments, x.reverse_assignments, x.constructions, x.parse_problems, x.import_insert_byte);
+  f(x.path, x.language, x.module_name, x.imports, x.classes, x.functions, x.cache_sites, x.held_tensor_views,
+    x.kv_handoffs, x.implicit_caches, x.captures, x.declarations, x.hops, x.batch_evidence, x.protocol_uses,
+    x.constants, x.suppressions, x.attribute_assignments, x.reverse_assignments, x.constructions,
+    x.parse_problems, x.import_insert_byte);
 }
 
 // A struct the lists above describe (Location and the facts structs; not Guards, a container).

@@ -189,13 +189,16 @@ Project::Project(std::vector<FileFacts> files, Vocabulary vocabulary, Demand* de
       ix.reverse_hops_from[receiver.cls].push_back(hop);
       ix.parameter_holders_of[code.cls.cls].push_back(Holder{receiver, hop});
     }
-  // The questions asked from here on are the rules'.
+  // The questions asked from here on are the rules' (and the join's, which is theirs).
   demand_ = demand;
+  join_raw_kv_handoffs();
 }
 
 Project::~Project() = default;
 
 std::vector<FileFacts> Project::release_files() && {
+  // The joined raw K/V sites are this project's reading, not the files' facts.
+  for (std::size_t i = 0; i < joined_from_.size(); ++i) files_[i].cache_sites.resize(joined_from_[i]);
   classes_.clear();
   index_ = std::make_unique<Index>();
   return std::move(files_);

@@ -286,6 +286,10 @@ class Project {
   // The class of the object `parts[0..n-1)` names in `from` (`self.a.b`, `param`, `Cls`).
   ClassRef receiver_class(CodeRef from, const std::vector<std::string_view>& parts) const;
   CodeRef find_function(const FileFacts& from, std::string_view name) const;
+  // Raw K/V one class keeps and another hands to attention (project_raw_kv_handoffs.cpp): cache
+  // sites appended to the owners' files; joined_from_ is each file's site count before them.
+  void join_raw_kv_handoffs();
+  std::vector<std::size_t> joined_from_;
   std::vector<KvWrite> kv_writes_in(CodeRef code) const;
   std::vector<FileFacts> files_;
   Vocabulary vocabulary_;

@@ -184,6 +184,27 @@ bool is_concatenation(std::string_view simple) {
 
 }  // namespace
 
+// The same readings of names and shapes, for raw_kv_views.cpp.
+bool raw_kv_lookalike_name(std::string_view name) {
+  return says_not_kv(name);
+}
+bool raw_kv_view_call(std::string_view simple) {
+  return among(kViews, simple);
+}
+bool raw_kv_heads_and_positions(const std::vector<facts::Expression>& shape) {
+  const AttentionDims d = attention_dims(shape);
+  return d.heads && d.positions;
+}
+void set_raw_kv_axes(facts::RawKv& kv) {
+  for (std::size_t d = 0; d < kv.shape.size(); ++d) {
+    const auto& e = kv.shape[d];
+    if (!kv.rows_axis && reads_one_of(e, kRowWords))
+      kv.rows_axis = static_cast<uint32_t>(d);
+    else if (!kv.positions_axis && reads_one_of(e, kPositionWords))
+      kv.positions_axis = static_cast<uint32_t>(d);
+  }
+}
+
 // `torch.zeros(...)`, `torch.empty_like(x)`, `x.new_zeros(...)`: a call that allocates a tensor.
 bool FileWalker::is_tensor_allocation(TSNode fn, std::string_view simple) const {
   if (sym(fn) != Sym::Attribute && sym(fn) != Sym::Identifier) return false;
@@ -1023,13 +1044,7 @@ void FileWalker::finish_class_raw_kv(ClassState& cls) {
                                                                     : facts::RawKvAccess::Kind::Pass,
                                    u.method, u.loc, u.what});
     evidence.shape = a.shape;
-    for (std::size_t d = 0; d < a.shape.size(); ++d) {
-      const auto& e = a.shape[d];
-      if (!evidence.rows_axis && reads_one_of(e, kRowWords))
-        evidence.rows_axis = static_cast<uint32_t>(d);
-      else if (!evidence.positions_axis && reads_one_of(e, kPositionWords))
-        evidence.positions_axis = static_cast<uint32_t>(d);
-    }
+    set_raw_kv_axes(evidence);
     a.site.raw_kv = std::move(evidence);
     // One store: allocated in the same method into the same attribute, or with the same shape
     // (`self.k_cache`, `self.v_cache`), or shaped like the other (`torch.empty_like(self.k_cache)`).

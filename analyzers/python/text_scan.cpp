@@ -261,7 +261,8 @@ constexpr std::string_view kRawKvMarkers[] = {"scaled_dot_product_attention",
                                               "k_buf",
                                               "v_buf",
                                               "kv_buf",
-                                              "key_values"};
+                                              "key_values",
+                                              "att_cache"};
 }  // namespace
 
 std::span<const std::string_view> raw_kv_allocations() {

@@ -202,7 +202,10 @@ void FileWalker::enter(TSNode node, TSFieldId field_id) {
       break;
     case Sym::ReturnStatement:
       on_return(node);
-      if (has_raw_kv_text_ && function_depth_ > 0) on_raw_kv_return(node);
+      if (has_raw_kv_text_ && function_depth_ > 0) {
+        on_raw_kv_return(node);
+        on_raw_kv_view_return(node);  // raw_kv_views.cpp
+      }
       break;
     case Sym::ConditionalExpression:
       if (has_scope_) on_scope_candidate(node);
@@ -260,6 +263,7 @@ void FileWalker::close_class(ClassState& cls) {
   finish_pending_implicit_sites(cls);  // calls.cpp
   finish_class_cache_sites(cls);       // cache_sites.cpp
   finish_class_raw_kv(cls);            // raw_kv.cpp
+  finish_class_raw_kv_views(cls);      // raw_kv_views.cpp: what finish_class_raw_kv left unjudged
   apply_caller_guards(cls);            // guards.cpp
   finish_class_declarations(cls);      // declarations.cpp
 }
@@ -287,6 +291,7 @@ void FileWalker::on_call(TSNode call) {
   const bool dotted = is_dotted(fn);
   const std::string_view simple = dotted ? last_component(fn) : std::string_view{};
   if (has_raw_kv_text_ && function_depth_ > 0) on_raw_kv_call(call, fn);  // raw_kv.cpp
+  if (function_depth_ > 0) on_kv_handoff(call);                           // raw_kv_views.cpp
 
   const bool writes_kv = (!use_cache_at_.empty() || !past_key_values_at_.empty()) && writes_kv_call(call);
   if (!captures_open_.empty() && dotted) note_captured_call(fn, writes_kv);

@@ -79,6 +79,14 @@ struct GuardRef {
   uint32_t function_depth = 0;  // function frames open when it was pushed
 };
 
+// raw_kv.cpp's readings of names and shapes, shared with raw_kv_views.cpp: a name of a look-alike
+// (mask, conv, rotary, hidden state), a call that takes a view, a shape with heads and positions
+// dimensions, and the rows and positions axes of a raw K/V's shape.
+bool raw_kv_lookalike_name(std::string_view name);
+bool raw_kv_view_call(std::string_view simple);
+bool raw_kv_heads_and_positions(const std::vector<facts::Expression>& shape);
+void set_raw_kv_axes(facts::RawKv& kv);
+
 struct ClassState {
   std::string name;
   // The class is itself a cache (`class PairedCache(Cache)`): the caches it
@@ -576,6 +584,11 @@ class FileWalker {
   void keep_factory_returns(ClassState& cls);
   void finish_class_raw_kv(ClassState& cls);
 
+  // ---- raw_kv_views.cpp ------------------------------------------------------------
+  void on_raw_kv_view_return(TSNode node);
+  void on_kv_handoff(TSNode call);
+  void finish_class_raw_kv_views(ClassState& cls);
+
   // ---- suppressions.cpp ------------------------------------------------------------
   void on_comment(TSNode node);
   uint32_t applies_to_line(TSNode comment);
@@ -616,6 +629,7 @@ class FileWalker {
   }
   bool has_capacity_source_ = false;
   bool has_raw_kv_text_ = false;  // python::may_hold_raw_kv: raw K/V is recorded only then
+  std::optional<bool> has_kv_keyword_text_;  // raw_kv_views.cpp: `..._cache=` somewhere in the file
   bool has_scope_ = false;
   std::size_t problem_count_ = 0;
   std::optional<Location> more_problems_loc_;

@@ -58,6 +58,14 @@ positions and head_dim. K/V a method returns is kept by the class that stores wh
 (`self.caches = model._allocate_cache(hidden)`) when the method returns (K, V) pairs -- two
 allocations of one shape with heads and head_dim -- and that class uses them (writes, reads or
 hands them on); the method must be the class's own or one of a class earlier in the file.
+A tensor whose K/V use is in another class counts too: a class keeps a tensor shaped as
+attention is (four dimensions or more, heads and positions among them) and a method of it
+returns a view of it (an arena's `att_cache_view()`, a slot pool's `rows()`), and another class
+hands that method's return on under a keyword that names attention K/V (`att_cache=`,
+`kv_cache=`, `past_key_values=`), on an object whose class the code states (built into the
+attribute, annotated, or passed in). The message names the hand-off ("handed to attention as
+`att_cache` by `Wrapper._capture` at line 1500"). Handed on as `cnn_cache=`, a mask or hidden
+states, or stored from a parameter rather than allocated, it is not K/V.
 The message says what was seen ("allocates raw K/V tensors
 `keys`/`values` with `torch.empty` ... written as K/V by slice assignment at line 597", "grows
 raw K/V tensor `key_values` by `torch.cat`"). Parameters, tensors under two

@@ -142,10 +142,11 @@ PrefilterScan::PrefilterScan(const std::vector<std::string>& python, const std::
       cpp_search_(cpp),
       seed_search_(seeds),
       cache_classes_(cache_classes),
-      // "+raw-kv": the Python scans also pass python::may_hold_raw_kv's files.
-      python_id_(scan_id("prefilter+raw-kv", false, python)),
+      // "+raw-kv": the Python scans also pass python::may_hold_raw_kv's files ("2": its markers
+      // took `att_cache`, so a file index's earlier answers are not this scan's).
+      python_id_(scan_id("prefilter+raw-kv2", false, python)),
       cpp_id_(scan_id("prefilter-cpp+device-layout", false, cpp)),
-      seed_id_(scan_id("seed+raw-kv", false, seeds) ^ scan_id("seed-cache-classes", false, cache_classes)) {}
+      seed_id_(scan_id("seed+raw-kv2", false, seeds) ^ scan_id("seed-cache-classes", false, cache_classes)) {}
 
 bool PrefilterScan::found_in(bool is_cpp, std::string_view content) const {
   return is_cpp ? cpp_search_.found_in(content) || lays_out_device_memory(content)
