@@ -519,27 +519,25 @@ void FileWalker::on_raw_kv_assignment(TSNode node) {
   if (ts_node_is_null(left) || ts_node_is_null(right)) return;
   // `self.caches = model._allocate_cache(hidden)`: what another method returns is kept here; a
   // method of this class (`self._make_kv()`) is known at the class's close, another class's
-  // only when it closed before.
+  // when it closed before, else once the file is walked (finish_raw_kv_late_factories).
   if (is_self_attribute(left) && sym(right) == Sym::Call) {
     TSNode fn = field(right, g_.f_function);
     if (sym(fn) == Sym::Attribute) {
       const std::string_view called = text(field(fn, g_.f_attribute));
       TSNode receiver = field(fn, g_.f_object);
       const bool on_self = sym(receiver) == Sym::Identifier && text(receiver) == "self";
-      if (on_self || raw_kv_factories_.count(std::string(called))) {
-        ClassState::RawKvFromCall from{
-            std::string(text(field(left, g_.f_attribute))), std::string(called), on_self, {}};
-        from.site.cache_class = "Tensor";
-        from.site.written = strip_spaces(text(fn));
-        from.site.owner_class = cls->name;
-        from.site.method = method_name();
-        from.site.loc = loc(right);
-        from.site.guards = current_guards();
-        from.site.retention = Retention::SelfAttribute;
-        from.site.retained_as = strip_spaces(text(left));
-        from.site.inside_graph_capture = !captures_open_.empty();
-        cls->raw_from_calls.push_back(std::move(from));
-      }
+      ClassState::RawKvFromCall from{
+          std::string(text(field(left, g_.f_attribute))), std::string(called), on_self, {}};
+      from.site.cache_class = "Tensor";
+      from.site.written = strip_spaces(text(fn));
+      from.site.owner_class = cls->name;
+      from.site.method = method_name();
+      from.site.loc = loc(right);
+      from.site.guards = current_guards();
+      from.site.retention = Retention::SelfAttribute;
+      from.site.retained_as = strip_spaces(text(left));
+      from.site.inside_graph_capture = !captures_open_.empty();
+      cls->raw_from_calls.push_back(std::move(from));
     }
   }
   // Storing a local allocation (`self._kv[rid] = (k, v)`, `self.rings[key] = ring`) keeps it
@@ -930,8 +928,10 @@ void FileWalker::register_raw_kv_factories(const ClassState& cls) {
 // `self.caches = model._allocate_cache(hidden)` where `_allocate_cache` is a factory of (K, V)
 // pairs: the class keeps them, as if it had allocated them at the call.
 void FileWalker::keep_factory_returns(ClassState& cls) {
+  std::vector<ClassState::RawKvFromCall> later;  // another class's method, maybe a factory below
   for (ClassState::RawKvFromCall& from : cls.raw_from_calls) {
     const auto found = raw_kv_factories_.find(from.called);
+    if (found == raw_kv_factories_.end() && !from.on_self) later.push_back(std::move(from));
     if (found == raw_kv_factories_.end() || found->second.ambiguous) continue;
     if (from.on_self && found->second.owner_class != cls.name) continue;
     RawAllocation a;
@@ -942,7 +942,7 @@ void FileWalker::keep_factory_returns(ClassState& cls) {
     a.dims = found->second.dims;
     cls.raw_allocations.push_back(std::move(a));
   }
-  cls.raw_from_calls.clear();
+  cls.raw_from_calls = std::move(later);
 }
 
 void FileWalker::finish_class_raw_kv(ClassState& cls) {

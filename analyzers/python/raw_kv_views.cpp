@@ -154,4 +154,22 @@ void FileWalker::finish_class_raw_kv_views(ClassState& cls) {
             });
 }
 
+// A class that keeps what another class's method returns (`self.caches =
+// model._allocate_cache(hidden)`) may come before the class whose method returns (K, V) pairs:
+// its calls that named no factory when it closed are kept (keep_factory_returns) and judged
+// again once the whole file is walked, against every factory the file registered.
+void FileWalker::finish_raw_kv_late_factories() {
+  for (const auto& owned : classes_) {
+    ClassState& cls = *owned;
+    const bool now_known =
+        std::any_of(cls.raw_from_calls.begin(), cls.raw_from_calls.end(), [&](const auto& from) {
+          const auto found = raw_kv_factories_.find(from.called);
+          return found != raw_kv_factories_.end() && !found->second.ambiguous;
+        });
+    if (!now_known) continue;
+    cls.raw_allocations.clear();  // judged at the class's close already
+    finish_class_raw_kv(cls);
+  }
+}
+
 }  // namespace kvlint::python::detail

@@ -269,6 +269,7 @@ void FileWalker::close_class(ClassState& cls) {
 }
 
 void FileWalker::finish() {
+  if (has_raw_kv_text_) finish_raw_kv_late_factories();  // raw_kv_views.cpp
   if (more_problems_loc_)
     out_.parse_problems.push_back(
         {*more_problems_loc_, std::to_string(problem_count_ - kMaxParseProblems) + " more syntax errors"});

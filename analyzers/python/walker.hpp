@@ -588,6 +588,7 @@ class FileWalker {
   void on_raw_kv_view_return(TSNode node);
   void on_kv_handoff(TSNode call);
   void finish_class_raw_kv_views(ClassState& cls);
+  void finish_raw_kv_late_factories();
 
   // ---- suppressions.cpp ------------------------------------------------------------
   void on_comment(TSNode node);

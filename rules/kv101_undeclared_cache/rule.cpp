@@ -57,7 +57,7 @@ a store its class only hands out counts when its name says K/V and its shape has
 positions and head_dim. K/V a method returns is kept by the class that stores what it returns
 (`self.caches = model._allocate_cache(hidden)`) when the method returns (K, V) pairs -- two
 allocations of one shape with heads and head_dim -- and that class uses them (writes, reads or
-hands them on); the method must be the class's own or one of a class earlier in the file.
+hands them on); the method must be the class's own or one of another class in the same file.
 A tensor whose K/V use is in another class counts too: a class keeps a tensor shaped as
 attention is (four dimensions or more, heads and positions among them) and a method of it
 returns a view of it (an arena's `att_cache_view()`, a slot pool's `rows()`), and another class

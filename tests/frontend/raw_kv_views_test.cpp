@@ -94,5 +94,26 @@ class Wrapper:
   EXPECT_EQ(back.kv_handoffs[2].receiver_class, ".arena.AttSlotPool");
 }
 
+// The class that keeps the pairs may come before the class whose method returns them.
+TEST(FrontendRawKvViews, KvPairsFromAFactoryDefinedLaterInTheFileAreKeptAllTheSame) {
+  const auto f = analyze(R"PY(import torch
+class DepthGraph:
+    def __init__(self, model, hidden):
+        # Keep every KV allocation alive with the graph.
+        self.caches = model._allocate_cache(hidden)
+        self.output = model._generate_frame(hidden, self.caches)
+class DepthDecoder:
+    def _allocate_cache(self, hidden):
+        shape = (hidden.shape[0], self.config.num_key_value_heads, 4, self.config.head_dim)
+        return [(hidden.new_zeros(shape), hidden.new_zeros(shape)) for _ in self.layers]
+)PY");
+  ASSERT_EQ(f.cache_sites.size(), 1u);
+  EXPECT_EQ(f.cache_sites[0].owner_class, "DepthGraph");
+  EXPECT_EQ(f.cache_sites[0].loc.line, 5u);
+  EXPECT_EQ(f.cache_sites[0].retained_as, "self.caches");
+  ASSERT_TRUE(f.cache_sites[0].raw_kv);
+  EXPECT_EQ(f.cache_sites[0].raw_kv->shape.size(), 4u);
+}
+
 }  // namespace
 }  // namespace kvlint::frontend_test
