@@ -21,6 +21,10 @@ bool keyword_names_attention_kv(std::string_view keyword) {
                                                              "layer_past", "past_kv"};
   static constexpr std::array<std::string_view, 11> kKvTokens = {
       "att", "attn", "attention", "kv", "k", "v", "key", "keys", "value", "values", "past"};
+  // Most keywords say neither: told apart without a lower-cased copy (this runs on every call).
+  if (keyword.find("cache") == std::string_view::npos && keyword.find("past") == std::string_view::npos &&
+      keyword.find("Cache") == std::string_view::npos)
+    return false;
   const std::string kw = lower(keyword);
   if (std::find(kWhole.begin(), kWhole.end(), kw) != kWhole.end()) return true;
   if (raw_kv_lookalike_name(kw)) return false;
