@@ -27,6 +27,7 @@ FileIndexEntry sample_entry(std::uint64_t hash) {
   e.scans = {{7, true}, {0xffffffffffffffffull, false}};
   e.class_names = std::vector<std::string>{"Decoder", "GraphRunner"};
   e.tokens = TokenSummary(std::string("\0Decoder\0GraphRunner\0self\0", 26));
+  e.handed_self = std::vector<std::string>{"_graph_wrapper", "owner"};
   return e;
 }
 
@@ -43,6 +44,7 @@ TEST(FileIndexFile, RoundTripsAndRejectsDamagedOrForeignBytes) {
   no_scans.scans.clear();
   no_scans.class_names.reset();
   no_scans.tokens.reset();
+  no_scans.handed_self.reset();
   contents.entries["/a/b/n.py"] = no_scans;
   const std::string bytes = encode_file_index(contents);
   const auto decoded = decode_file_index(bytes);
@@ -313,6 +315,45 @@ TEST(FileIndexRun, ANewWideningSearchOnAnUnchangedFileIsAnsweredByItsTokensWitho
   const CheckResult rerun = check(dir, true);
   EXPECT_EQ(rerun.stats.files_unread, fillers + 1);  // and plain.py
   EXPECT_EQ(rerun.stats.bytes_reread, 0u);  // nor read for the search for `GraphWrapper2(`
+  EXPECT_EQ(rendered(rerun), rendered(check(dir, false)));
+}
+
+// In a tree larger than the kept-bytes budget, a deferred file that names an attribute and
+// `self` apart, without handing self to it, keeps the names it hands self to in the index: a
+// later run's demand search for what `decoder._graph_wrapper` may be answers from them, without
+// reading the file, as the run that summarised it did.
+TEST(FileIndexRun, TheDemandSearchForHandedSelfIsAnsweredFromTheIndexWithoutReadingTheFile) {
+  TempDir dir;
+  std::string filler;
+  while (filler.size() < (std::size_t{1} << 20)) filler += "value = 12345  # no anchor, no class statement\n";
+  for (std::size_t i = 0; i <= kKeptBytesBudget / filler.size(); ++i)
+    dir.write("models/filler_" + std::to_string(i) + ".py", filler);
+  // The declaration reads self._graph_wrapper, which nothing in its class builds: the rules ask
+  // who hands self to `_graph_wrapper`.
+  const fs::path decoder = dir.write(
+      "models/decoder.py",
+      "from torch import nn\nfrom transformers import DynamicCache\n"
+      "from kv_protocol import ModelLocalKVScope, RowDriver, spec_from_hf_config\n\n\n"
+      "class Decoder(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n"
+      "        self.config = config\n        self.cache = DynamicCache()\n"
+      "        self._graph_wrapper = None\n\n"
+      "    def model_local_kv_specs(self):\n        wrapper = self._graph_wrapper\n"
+      "        if wrapper is None:\n            return []\n"
+      "        return [spec_from_hf_config(self.config, name=\"decoder\", scope=ModelLocalKVScope.REQUEST,\n"
+      "                                    rows=RowDriver.MAX_NUM_SEQS)]\n");
+  // `use_cache` only: deferred. Its tokens hold `self` and `_graph_wrapper`; it hands self to neither.
+  dir.write("models/runner.py",
+            "class Runner:\n    def run(self, decoder, use_cache=True):\n        self.decoder = decoder\n"
+            "        _graph_wrapper = use_cache\n        return _graph_wrapper\n");
+  const CheckResult first = check(dir, true);
+  ASSERT_EQ(first.stats.files_deferred, 1u);
+  EXPECT_EQ(first.stats.bytes_reread, 0u);
+  remove_run_memo(dir);
+  const CheckResult rerun = check(dir, true);
+  EXPECT_EQ(rerun.stats.files_unread, files_in(dir));
+  EXPECT_EQ(rerun.stats.files_deferred, 1u);
+  // The analysed decoder.py is read for its cached facts; runner.py is not read at all.
+  EXPECT_EQ(rerun.stats.bytes_reread, fs::file_size(decoder));
   EXPECT_EQ(rendered(rerun), rendered(check(dir, false)));
 }
 

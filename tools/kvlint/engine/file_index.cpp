@@ -16,7 +16,8 @@ namespace {
 
 // The payload's own tag and layout version, inside the seal (which names the cache format).
 constexpr std::string_view kIndexTag = "kvlint file index";
-constexpr std::uint64_t kIndexLayout = 3;  // 2: token summaries; 3: packed against one dictionary
+// 2: token summaries; 3: packed against one dictionary; 4: the names handed self
+constexpr std::uint64_t kIndexLayout = 4;
 
 std::int64_t nanoseconds(const struct timespec& t) {
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + static_cast<std::int64_t>(t.tv_nsec);
@@ -144,10 +145,11 @@ std::string encode_file_index(const FileIndexContents& contents) {
       out.varint(scan.scan);
       out.varint(scan.hit ? 1 : 0);
     }
-    out.varint(entry.class_names ? 1 : 0);
-    if (entry.class_names) {
-      out.varint(entry.class_names->size());
-      for (const auto& name : *entry.class_names) out.text(name);
+    for (const auto* names : {&entry.class_names, &entry.handed_self}) {
+      out.varint(*names ? 1 : 0);
+      if (!*names) continue;
+      out.varint((*names)->size());
+      for (const auto& name : **names) out.text(name);
     }
     out.varint(entry.tokens ? 1 : 0);
     if (entry.tokens) out.text(tokens.ids.at(path));
@@ -180,9 +182,10 @@ std::optional<FileIndexContents> decode_file_index(std::string_view bytes) {
         scan.scan = in.varint();
         scan.hit = in.flag();
       }
-      if (in.flag()) {
-        entry.class_names.emplace(in.count());
-        for (auto& name : *entry.class_names) name = in.text();
+      for (auto* names : {&entry.class_names, &entry.handed_self}) {
+        if (!in.flag()) continue;
+        names->emplace(in.count());
+        for (auto& name : **names) name = in.text();
       }
       if (in.flag()) {
         const std::string_view ids = in.text();

@@ -62,6 +62,9 @@ struct FileIndexEntry {
   std::vector<ScanRecord> scans;                        // sorted by scan
   std::optional<std::vector<std::string>> class_names;  // the engine's class-name scan, when it ran
   std::optional<TokenSummary> tokens;                   // its token summary (token_summary.hpp), when made
+  // Python, beside `tokens`: the names its bytes hand self to (python::names_handed_self), when
+  // made and exact; the demand search answers from them instead of reading the file again.
+  std::optional<std::vector<std::string>> handed_self;
   bool operator==(const FileIndexEntry&) const = default;
 };
 

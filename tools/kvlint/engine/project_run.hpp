@@ -81,7 +81,8 @@ struct FileState {
   // widening stage's searches read the bytes only where it says they may match.
   std::optional<TokenSummary> tokens;
   // Python, beside `tokens`: the names handed self (python::names_handed_self), which the demand
-  // search asks of deferred files; unset where the bytes were not summarised this run.
+  // search asks of deferred files; unset where the bytes were not summarised (by this run, or by
+  // the run that recorded the file index's entry) or where it cannot tell.
   std::optional<std::vector<std::string>> handed_self;
   // Analysed by the base-class search (analyse_bases) this many levels from a file analysed for
   // what it holds; its own bases are searched for below kMaxBaseRounds.

@@ -3,7 +3,7 @@
 // only those the prefilter (run on them as they are read) passes for parsing (else a later stage reads them
 // again, counted in CheckStats::bytes_reread); the other files get a summary (class names, identifier tokens)
 // that answers the widening searches. A file the file index knows unchanged is not read: hash,
-// scan results, class names and tokens come from the index.
+// scan results, class names, tokens and the names handed self come from the index.
 // Invariant: every later read of a file must give the bytes first hashed, else the file is
 // marked changed and the run is not memoised (FileState::changed).
 #include <xxhash.h>
@@ -42,6 +42,7 @@ void ProjectRun::read_all(std::atomic<std::size_t>& kept_bytes, const FileIndex*
         f.indexed_scans = &entry->scans;
         f.defined_classes = entry->class_names;
         f.tokens = entry->tokens;
+        f.handed_self = entry->handed_self;
         sizes[i] = f.file.stamp.size;
         return;
       }

@@ -66,7 +66,7 @@ bool ProjectRun::saw_changes() const {
 void ProjectRun::record_in(FileIndex& index, std::chrono::system_clock::time_point run_start) const {
   for (const auto& f : files_) {
     if (!f.readable || f.changed || !settled_before(f.file.stamp, run_start)) continue;
-    FileIndexEntry entry{f.file.stamp, f.content_hash, f.scans, f.defined_classes, f.tokens};
+    FileIndexEntry entry{f.file.stamp, f.content_hash, f.scans, f.defined_classes, f.tokens, f.handed_self};
     // No scan ran (the run memo answered): what the index held still holds.
     if (entry.scans.empty() && f.indexed_scans) entry.scans = *f.indexed_scans;
     std::sort(entry.scans.begin(), entry.scans.end(),
