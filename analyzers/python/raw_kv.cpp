@@ -117,6 +117,11 @@ bool says_not_kv(std::string_view name) {
 bool names_attention(std::string_view callee) {
   const std::size_t dot = callee.rfind('.');
   const std::string_view last = dot == std::string_view::npos ? callee : callee.substr(dot + 1);
+  // Each of the three tokens holds "att": a name without it (most callees) needs no tokens.
+  constexpr std::string_view kAtt = "att";
+  const auto att = std::search(last.begin(), last.end(), kAtt.begin(), kAtt.end(),
+                               [](char a, char b) { return (a | 0x20) == b; });
+  if (att == last.end()) return false;
   if (says_not_kv(last)) return false;
   for (const std::string& t : name_tokens(last))
     if (t == "attention" || t == "attn" || t == "attend") return true;
@@ -418,7 +423,11 @@ void FileWalker::on_raw_kv_call(TSNode call, TSNode fn) {
   // `self._attend(q, self.k, self.v)`) reads its keys and values as attention does; a triton
   // launch is named by the kernel, not its grid.
   const TSNode named_fn = sym(fn) == Sym::Subscript ? field(fn, g_.f_value) : fn;
-  const std::string callee = strip_spaces(text(named_fn));
+  // Spelled without spaces; a copy only where the source has some (`self . _attend`).
+  const std::string_view callee_text = text(named_fn);
+  std::string stripped;
+  if (std::any_of(callee_text.begin(), callee_text.end(), is_space)) stripped = strip_spaces(callee_text);
+  const std::string_view callee = stripped.empty() ? callee_text : stripped;
   const bool attention = among(kAttentionReads, simple) || names_attention(callee);
   const bool matmul = among(kMatmuls, simple) && starts_with(resolve(strip_view(fn)), "torch.");
   if (ts_node_is_null(args) || sym(args) != Sym::ArgumentList) return;
@@ -445,7 +454,8 @@ void FileWalker::on_raw_kv_call(TSNode call, TSNode fn) {
     if (m.empty()) return true;
     const RawKvUse::Kind kind = attention || matmul ? RawKvUse::Kind::Read : RawKvUse::Kind::Pass;
     if (kind == RawKvUse::Kind::Pass && is_parameter_member(m)) return true;  // followed no further
-    const std::string what = kind == RawKvUse::Kind::Read ? callee : "handed to `" + callee + "`";
+    const std::string what =
+        kind == RawKvUse::Kind::Read ? std::string(callee) : "handed to `" + std::string(callee) + "`";
     // `L["k_ring"]` out of a container of dicts: also under its key, so the dict's K/V is told
     // from the weights beside it (`L["ln1"]` handed to a norm kernel).
     std::string key;

@@ -15,7 +15,7 @@ namespace kvlint {
 
 // A byte of a source identifier: ASCII letter, digit, `_`, or any byte of a non-ASCII
 // character (Python and C++ both allow those in names).
-inline bool is_identifier_byte(char c) {
+constexpr bool is_identifier_byte(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
          static_cast<unsigned char>(c) >= 0x80;
 }
