@@ -80,11 +80,21 @@ std::string token_summary(std::string_view content) {
       slots = std::move(larger);
     }
   }
+  // Sorted by their first eight bytes as one big-endian number first (no token holds a NUL, so
+  // the zeros that pad a short one order it as the bytes do), the bytes only on a tie.
+  std::vector<std::pair<std::uint64_t, std::string_view>> keyed;
+  keyed.reserve(used);
+  for (const Slot& t : slots) {
+    if (t.data == nullptr) continue;
+    std::uint64_t key = 0;
+    for (std::size_t i = 0; i < 8; ++i)
+      key = (key << 8) | (i < t.size ? static_cast<unsigned char>(t.data[i]) : 0u);
+    keyed.emplace_back(key, std::string_view(t.data, t.size));
+  }
+  std::sort(keyed.begin(), keyed.end());
   std::vector<std::string_view> tokens;
   tokens.reserve(used);
-  for (const Slot& t : slots)
-    if (t.data != nullptr) tokens.emplace_back(t.data, t.size);
-  std::sort(tokens.begin(), tokens.end());
+  for (const auto& [key, token] : keyed) tokens.push_back(token);
   std::size_t size = 1;
   for (std::string_view t : tokens) size += t.size() + 1;
   std::string out;
