@@ -133,7 +133,10 @@ void FileWalker::on_kv_handoff(TSNode call) {
 // K/V where another class hands that method's return to attention (Project::join_raw_kv_handoffs).
 void FileWalker::finish_class_raw_kv_views(ClassState& cls) {
   const std::size_t first = out_.held_tensor_views.size();
-  for (const auto& [returned, member] : cls.raw_kv_views) {
+  for (const auto& view_of : cls.raw_kv_views) {
+    // Not a structured binding: Clang 14 (the sanitizer builds) cannot capture one in a lambda.
+    const std::string& returned = view_of.first;
+    const std::string& member = view_of.second;
     if (!ends_with(returned, "()")) continue;  // one element of a returned tuple: not followed
     const std::string method = returned.substr(0, returned.size() - 2);
     if (raw_kv_lookalike_name(method) || raw_kv_lookalike_name(member)) continue;
