@@ -331,6 +331,52 @@ TEST(Pipeline, CacheDropsEntriesOfDeletedAndRenamedFilesButKeepsTheRestOnASubset
   EXPECT_EQ(cached_paths(cache_file), (std::set<std::string>{a}));
 }
 
+TEST(FileWrites, PiecesAreWrittenInOrderPastOneWritevBatch) {
+  TempDir dir;
+  // More pieces than one writev takes (IOV_MAX, 1024 on Linux), empty ones among them.
+  std::vector<std::string> texts;
+  for (int k = 0; k < 3000; ++k) texts.push_back(k % 7 == 0 ? std::string() : fmt::format("<{}>", k));
+  std::vector<std::string_view> pieces(texts.begin(), texts.end());
+  std::string expected;
+  for (const auto& t : texts) expected += t;
+  std::string error;
+  ASSERT_TRUE(write_file_atomically(dir.path() / "out", pieces, error, Durability::Unsynced)) << error;
+  EXPECT_EQ(slurp(dir.path() / "out"), expected);
+}
+
+TEST(Pipeline, CacheSavedAfterALoadIsTheEncodingOfItsEntries) {
+  TempDir dir;
+  write_tree(dir);
+  const fs::path cache_file = dir.path() / ".kvlint_cache/facts-cache.cbor";
+  check_tree(dir.path(), true);
+  // The second run keeps the loaded entries (written from the loaded file's bytes) and adds one.
+  dir.write("m.py", std::string(kSuppressions) + "# edited\n");
+  check_tree(dir.path(), true);
+  const std::string saved = slurp(cache_file);
+  const auto contents = decode_result_cache(saved);
+  ASSERT_TRUE(contents);
+  EXPECT_EQ(encode_result_cache(*contents), saved);
+  EXPECT_EQ(cached_paths(cache_file),
+            (std::set<std::string>{(dir.path() / "m.py").string(), (dir.path() / "model.py").string()}));
+}
+
+TEST(Pipeline, RunStateIsHandedToTheResultOnlyWhenAskedAndChangesNoFinding) {
+  TempDir dir;
+  write_tree(dir);
+  CheckOptions options;
+  options.paths = {dir.path()};
+  options.config.root = dir.path();
+  options.use_cache = false;
+  options.jobs = 1;
+  const CheckResult freed = run_check(options);
+  EXPECT_EQ(freed.run_state, nullptr);
+  options.retain_run_state = true;
+  const CheckResult retained = run_check(options);
+  EXPECT_NE(retained.run_state, nullptr);
+  EXPECT_EQ(summary(retained), summary(freed));
+  EXPECT_FALSE(freed.findings.empty());
+}
+
 TEST(Pipeline, SymlinkedCacheDirectoryIsNotFollowed) {
   TempDir dir, elsewhere;
   write_tree(dir);

@@ -369,6 +369,15 @@ CheckResult run_check(const CheckOptions& options) {
       result.notes.push_back(fmt::format("caching disabled: cannot write the cache: {}", error));
   }
   keep_reported();
+  if (options.retain_run_state) {
+    struct RunState {
+      std::vector<std::unique_ptr<ProjectRun>> projects;
+      std::map<fs::path, std::unique_ptr<ResultCache>> caches;
+      std::map<fs::path, std::unique_ptr<FileIndex>> indexes;
+    };
+    result.run_state =
+        std::make_shared<RunState>(RunState{std::move(projects), std::move(caches), std::move(indexes)});
+  }
   return result;
 }
 

@@ -5,26 +5,45 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <span>
+#include <vector>
 
 namespace kvlint {
 namespace fs = std::filesystem;
 
 namespace {
 
-// Writes all of `content`; false with errno set on failure.
-bool write_all(int fd, std::string_view content) {
-  std::size_t written = 0;
-  while (written < content.size()) {
-    const ssize_t w = ::write(fd, content.data() + written, content.size() - written);
+// Writes all of `pieces`, in order, a batch of them per writev; false with errno set on failure.
+bool write_all(int fd, std::span<const std::string_view> pieces) {
+  std::vector<iovec> batch;
+  std::size_t next = 0;    // the first piece not yet written whole
+  std::size_t offset = 0;  // bytes of it already written
+  while (next < pieces.size()) {
+    batch.clear();
+    for (std::size_t k = next; k < pieces.size() && batch.size() < IOV_MAX; ++k) {
+      const std::size_t skip = k == next ? offset : 0;
+      if (pieces[k].size() > skip)
+        batch.push_back({const_cast<char*>(pieces[k].data() + skip), pieces[k].size() - skip});
+    }
+    if (batch.empty()) break;
+    const ssize_t w = ::writev(fd, batch.data(), static_cast<int>(batch.size()));
     if (w < 0) {
       if (errno == EINTR) continue;
       return false;
     }
-    written += static_cast<std::size_t>(w);
+    auto left = static_cast<std::size_t>(w);
+    while (next < pieces.size() && pieces[next].size() - offset <= left) {
+      left -= pieces[next].size() - offset;
+      offset = 0;
+      ++next;
+    }
+    offset += left;
   }
   return true;
 }
@@ -41,7 +60,7 @@ struct KeptAttributes {
   bool owner_refused = false;  // set when the replacement could not be given uid and gid
 };
 
-bool write_atomically(const fs::path& target, std::string_view content, std::string& error,
+bool write_atomically(const fs::path& target, std::span<const std::string_view> content, std::string& error,
                       Durability durability, KeptAttributes* keep) {
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string templ = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
@@ -96,7 +115,12 @@ bool write_atomically(const fs::path& target, std::string_view content, std::str
 
 bool write_file_atomically(const fs::path& target, std::string_view content, std::string& error,
                            Durability durability) {
-  return write_atomically(target, content, error, durability, nullptr);
+  return write_atomically(target, std::span(&content, 1), error, durability, nullptr);
+}
+
+bool write_file_atomically(const fs::path& target, const std::vector<std::string_view>& pieces,
+                           std::string& error, Durability durability) {
+  return write_atomically(target, pieces, error, durability, nullptr);
 }
 
 namespace {
@@ -136,7 +160,7 @@ bool write_in_place(const fs::path& target, InPlace how, std::string_view conten
     error = fmt::format("{}: cannot open for writing: {}", target.string(), std::strerror(errno));
     return false;
   }
-  if (!write_all(fd, content)) {
+  if (!write_all(fd, std::span(&content, 1))) {
     error = fmt::format("{}: write failed: {}", target.string(), std::strerror(errno));
     ::close(fd);
     return false;
@@ -186,7 +210,7 @@ bool write_source_file(const fs::path& target, std::string_view content, std::st
   }
   if (S_ISREG(st.st_mode) && st.st_nlink <= 1) {
     KeptAttributes keep{st.st_uid, st.st_gid, st.st_mode, false};
-    if (write_atomically(file, content, error, Durability::Synced, &keep)) return true;
+    if (write_atomically(file, std::span(&content, 1), error, Durability::Synced, &keep)) return true;
     if (!keep.owner_refused) return false;
     error.clear();  // someone else's file this process may write: written in place below
   }

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kvlint {
 
@@ -19,6 +20,9 @@ enum class Durability { Synced, Unsynced };
 // For the cache's own files (Unsynced) and reports (write_output_file, Synced).
 bool write_file_atomically(const std::filesystem::path& target, std::string_view content, std::string& error,
                            Durability durability = Durability::Synced);
+// The same for a file made of `pieces`, written in order where they are (no copy into one buffer).
+bool write_file_atomically(const std::filesystem::path& target, const std::vector<std::string_view>& pieces,
+                           std::string& error, Durability durability = Durability::Synced);
 
 // Writes a report to `target` (-o FILE). A regular file or a new one is
 // replaced atomically (through a symbolic link, its target is replaced and the

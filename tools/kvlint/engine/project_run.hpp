@@ -322,6 +322,10 @@ class ProjectRun {
   // before any widening round adds to vocabulary_).
   PrefilterScan initial_prefilter_;
   CheckResult result_;
+  // run_rules: what the rules ask of deferred files, and the project they last ran on, kept
+  // until the run is freed (CheckOptions::retain_run_state) rather than freed at once.
+  facts::Demand demand_;  // outlives the project that records into it
+  std::optional<facts::Project> project_;
 };
 
 // record.cpp: the whole-run memo's key, and what the memo keeps of a finished run.

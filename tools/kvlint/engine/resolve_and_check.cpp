@@ -122,8 +122,8 @@ void ProjectRun::run_rules() {
       rules.push_back(std::move(rule));
   std::vector<std::vector<Finding>> produced;
   std::vector<std::optional<std::string>> failures;
-  std::optional<facts::Project> project;
-  facts::Demand demand;  // outlives the project that records into it
+  std::optional<facts::Project>& project = project_;
+  facts::Demand& demand = demand_;
   for (int round = 0;; ++round) {
     std::vector<facts::FileFacts> all;
     const std::vector<std::size_t> owners = lend_facts(all);

@@ -306,31 +306,49 @@ class CacheReader {
 
 }  // namespace
 
-std::optional<ResultCacheContents> decode_result_cache(std::string_view bytes) {
+namespace {
+
+// The entries of a facts-cache.cbor file, in file order, as views into `bytes`: `add(key, path,
+// data)` for each; false (after some calls, maybe) unless the bytes are a whole, intact cache
+// file of this format. `version` gets the tool version it names.
+template <typename Add>
+bool read_cache_entries(std::string_view bytes, std::string_view& version, const Add& add) {
   const std::optional<std::string_view> payload = unseal_cache_payload(bytes);
-  if (!payload) return std::nullopt;
+  if (!payload) return false;
   CacheReader in(*payload);
-  ResultCacheContents out;
-  if (in.head(5) != 2u || !in.key("tool_version")) return std::nullopt;
-  const std::optional<std::string_view> version = in.string();
-  if (!version || !in.key("entries")) return std::nullopt;
-  out.tool_version = *version;
+  if (in.head(5) != 2u || !in.key("tool_version")) return false;
+  const std::optional<std::string_view> named = in.string();
+  if (!named || !in.key("entries")) return false;
+  version = *named;
   const std::optional<std::uint64_t> count = in.head(5);
-  if (!count) return std::nullopt;
+  if (!count) return false;
   // Each entry is read before the next is counted: a huge count fails on the bytes, not a reserve.
   for (std::uint64_t k = 0; k < *count; ++k) {
     const std::optional<std::string_view> key = in.string();
-    if (!key || in.head(5) != 2u || !in.key("path")) return std::nullopt;
+    if (!key || in.head(5) != 2u || !in.key("path")) return false;
     const std::optional<std::string_view> path = in.string();
-    if (!path || !in.key("data")) return std::nullopt;
+    if (!path || !in.key("data")) return false;
     const std::optional<std::string_view> data = in.string(2);
-    if (!data) return std::nullopt;
-    out.entries.emplace(
-        std::string(*key),
-        ResultCacheContents::Entry{std::string(*path), std::make_shared<const std::vector<std::uint8_t>>(
-                                                           data->begin(), data->end())});
+    if (!data) return false;
+    add(*key, *path, *data);
   }
-  if (!in.at_end()) return std::nullopt;
+  return in.at_end();
+}
+
+}  // namespace
+
+std::optional<ResultCacheContents> decode_result_cache(std::string_view bytes) {
+  ResultCacheContents out;
+  std::string_view version;
+  const bool whole = read_cache_entries(
+      bytes, version, [&](std::string_view key, std::string_view path, std::string_view data) {
+        out.entries.emplace(
+            std::string(key),
+            ResultCacheContents::Entry{std::string(path), std::make_shared<const std::vector<std::uint8_t>>(
+                                                              data.begin(), data.end())});
+      });
+  if (!whole) return std::nullopt;
+  out.tool_version = version;
   return out;
 }
 
@@ -357,30 +375,85 @@ void append_cbor_text(std::string& out, std::string_view text) {
   out += text;
 }
 
+// A sealed cache file as the pieces to write in order: the framing (header, CBOR heads, keys,
+// paths) in one buffer, the entries' bytes where they already are. Not one buffer of the whole
+// file: copying every entry into it, and its page faults, were a tenth of a pre-commit-sized run.
+class SealedPieces {
+ public:
+  SealedPieces() : framing_(start_sealed(0)) { pieces_.push_back({true, 0, framing_.size()}); }
+  std::string& framing() { return framing_; }
+  // Marks the framing appended since the last call as the next piece, then `bytes` (which must
+  // outlive the pieces) as the one after.
+  void add_bytes(std::string_view bytes) {
+    close_framing();
+    if (!bytes.empty()) pieces_.push_back({false, reinterpret_cast<std::size_t>(bytes.data()), bytes.size()});
+  }
+  // The pieces, the header's digest filled in; views into this object and the added bytes.
+  std::vector<std::string_view> finish() {
+    close_framing();
+    std::vector<std::string_view> out;
+    out.reserve(pieces_.size());
+    for (const Piece& p : pieces_)
+      out.emplace_back(p.framing ? framing_.data() + p.at : reinterpret_cast<const char*>(p.at), p.size);
+    XXH3_state_t* state = XXH3_createState();
+    XXH3_128bits_reset(state);
+    for (std::size_t k = 1; k < out.size(); ++k) XXH3_128bits_update(state, out[k].data(), out[k].size());
+    const XXH128_hash_t digest = XXH3_128bits_digest(state);
+    XXH3_freeState(state);
+    const std::string digest_text = fmt::format("{:016x}{:016x}", digest.high64, digest.low64);
+    framing_.replace(out[0].size() - 1 - digest_text.size(), digest_text.size(), digest_text);
+    return out;
+  }
+
+ private:
+  struct Piece {
+    bool framing;  // `at` is an offset into framing_; else the address of the bytes
+    std::size_t at;
+    std::size_t size;
+  };
+  void close_framing() {
+    if (framing_.size() > framed_) pieces_.push_back({true, framed_, framing_.size() - framed_});
+    framed_ = framing_.size();
+  }
+  std::string framing_;
+  std::size_t framed_ = framing_.size();
+  std::vector<Piece> pieces_;
+};
+
+// Item by item, not through a DOM. `each(visit)` calls visit(key, path, data) per entry, in
+// key order; `count` is how many.
+template <typename Each>
+void add_cache_items(SealedPieces& out, std::string_view tool_version, std::size_t count, const Each& each) {
+  std::string& framing = out.framing();
+  append_cbor_head(framing, 5, 2);
+  append_cbor_text(framing, "tool_version");
+  append_cbor_text(framing, tool_version);
+  append_cbor_text(framing, "entries");
+  append_cbor_head(framing, 5, count);
+  each([&](std::string_view key, std::string_view path, std::string_view data) {
+    append_cbor_text(framing, key);
+    append_cbor_head(framing, 5, 2);
+    append_cbor_text(framing, "path");
+    append_cbor_text(framing, path);
+    append_cbor_text(framing, "data");
+    append_cbor_head(framing, 2, data.size());
+    out.add_bytes(data);
+  });
+}
+
 }  // namespace
 
-// Written item by item, not through a DOM: the entries' bytes are copied once, into the file.
 std::string encode_result_cache(const ResultCacheContents& contents) {
-  std::size_t size = 64 + contents.tool_version.size();
-  for (const auto& [key, entry] : contents.entries)
-    size += key.size() + entry.path.size() + (entry.data ? entry.data->size() : 1) + 32;
-  std::string sealed = start_sealed(size);
-  append_cbor_head(sealed, 5, 2);
-  append_cbor_text(sealed, "tool_version");
-  append_cbor_text(sealed, contents.tool_version);
-  append_cbor_text(sealed, "entries");
-  append_cbor_head(sealed, 5, contents.entries.size());
-  for (const auto& [key, entry] : contents.entries) {
-    append_cbor_text(sealed, key);
-    append_cbor_head(sealed, 5, 2);
-    append_cbor_text(sealed, "path");
-    append_cbor_text(sealed, entry.path);
-    append_cbor_text(sealed, "data");
-    const std::size_t length = entry.data ? entry.data->size() : 0;
-    append_cbor_head(sealed, 2, length);
-    if (length) sealed.append(reinterpret_cast<const char*>(entry.data->data()), length);
-  }
-  finish_sealed(sealed);
+  SealedPieces pieces;
+  add_cache_items(pieces, contents.tool_version, contents.entries.size(), [&](const auto& visit) {
+    for (const auto& [key, entry] : contents.entries)
+      visit(key, entry.path,
+            entry.data
+                ? std::string_view(reinterpret_cast<const char*>(entry.data->data()), entry.data->size())
+                : std::string_view());
+  });
+  std::string sealed;
+  for (std::string_view piece : pieces.finish()) sealed += piece;
   return sealed;
 }
 
@@ -388,35 +461,44 @@ ResultCache::ResultCache(fs::path directory, std::string tool_version)
     : directory_(std::move(directory)), tool_version_(std::move(tool_version)) {
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(file(), ec))) return;
-  const std::optional<std::string> bytes = read_regular_file(file());
-  std::optional<ResultCacheContents> contents;
-  if (bytes) contents = decode_result_cache(*bytes);
+  std::optional<std::string> bytes = read_regular_file(file());
   dirty_ = true;  // whatever was there is replaced unless it loads below
-  if (!contents) {
+  // The entries keep views into the file's bytes, held once for all of them.
+  auto owner = std::make_shared<const std::string>(bytes ? std::move(*bytes) : std::string());
+  std::map<std::string, Entry> loaded;
+  std::string_view version;
+  const bool whole =
+      bytes && read_cache_entries(
+                   *owner, version, [&](std::string_view key, std::string_view path, std::string_view data) {
+                     loaded.emplace(std::string(key), Entry{std::string(path), owner, data, false});
+                   });
+  if (!whole) {
     note_ = fmt::format(
         "ignoring unreadable cache {} (truncated, corrupted or from another kvlint); rebuilding it",
         file().string());
     return;
   }
-  if (contents->tool_version != tool_version_) {
+  if (version != tool_version_) {
     note_ = fmt::format("cache {} is from another kvlint version; rebuilding it", file().string());
     return;
   }
   dirty_ = false;
-  for (auto& [key, entry] : contents->entries) entries_.emplace(key, Entry{std::move(entry), false});
+  entries_ = std::move(loaded);
 }
 
 std::optional<CachedAnalysis> ResultCache::lookup(const std::string& key) {
-  std::shared_ptr<const std::vector<std::uint8_t>> entry;
+  std::shared_ptr<const std::string> owner;  // keeps `data` alive outside the lock
+  std::string_view data;
   {
     std::lock_guard lock(mutex_);
     auto it = entries_.find(key);
     if (it == entries_.end()) return std::nullopt;
     it->second.touched = true;
-    entry = it->second.stored.data;
+    owner = it->second.owner;
+    data = it->second.data;
   }
   try {
-    facts::BinaryReader in(std::string_view(reinterpret_cast<const char*>(entry->data()), entry->size()));
+    facts::BinaryReader in(data);
     CachedAnalysis out;
     out.facts = facts::read_file_facts(in);
     out.diagnostics.resize(in.count());
@@ -459,10 +541,10 @@ void ResultCache::store(const std::string& key, const std::string& path, const C
     out.varint(d.content_hash ? 1 : 0);
     if (d.content_hash) out.varint(*d.content_hash);
   }
-  const std::string& bytes = out.bytes();
-  auto shared = std::make_shared<const std::vector<std::uint8_t>>(bytes.begin(), bytes.end());
+  auto owner = std::make_shared<const std::string>(out.bytes());
+  const std::string_view data = *owner;
   std::lock_guard lock(mutex_);
-  entries_[key] = Entry{{path, std::move(shared)}, true};
+  entries_[key] = Entry{path, std::move(owner), data, true};
   dirty_ = true;
 }
 
@@ -472,11 +554,11 @@ bool ResultCache::save(const std::vector<std::string>& paths_in_run) {
   std::map<std::string, bool> exists;  // several entries may share a path
   for (auto it = entries_.begin(); it != entries_.end();) {
     bool keep = it->second.touched;
-    if (!keep && !in_run.count(it->second.stored.path)) {
-      auto [found, inserted] = exists.try_emplace(it->second.stored.path, false);
+    if (!keep && !in_run.count(it->second.path)) {
+      auto [found, inserted] = exists.try_emplace(it->second.path, false);
       if (inserted) {
         std::error_code ec;
-        found->second = fs::is_regular_file(fs::symlink_status(it->second.stored.path, ec));
+        found->second = fs::is_regular_file(fs::symlink_status(it->second.path, ec));
       }
       keep = found->second;
     }
@@ -488,15 +570,16 @@ bool ResultCache::save(const std::vector<std::string>& paths_in_run) {
     }
   }
   if (!dirty_) return true;
-  ResultCacheContents contents;  // shares the entries' bytes
-  contents.tool_version = tool_version_;
-  for (const auto& [key, entry] : entries_) contents.entries.emplace(key, entry.stored);
+  SealedPieces pieces;  // the entries' bytes are written from where they are
+  add_cache_items(pieces, tool_version_, entries_.size(), [&](const auto& visit) {
+    for (const auto& [key, entry] : entries_) visit(key, entry.path, entry.data);
+  });
   std::string error;
   if (!prepare_cache_directory(directory_, error)) {
     note_ = "caching disabled: " + error;
     return false;
   }
-  if (!write_file_atomically(file(), encode_result_cache(contents), error, Durability::Unsynced)) {
+  if (!write_file_atomically(file(), pieces.finish(), error, Durability::Unsynced)) {
     note_ = fmt::format("caching disabled: cannot write the cache: {}", error);
     return false;
   }
