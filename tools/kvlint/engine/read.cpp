@@ -3,9 +3,11 @@
 // only those the prefilter (run on them as they are read) passes for parsing (else a later stage reads them
 // again, counted in CheckStats::bytes_reread); the other files get a summary (class names, identifier tokens)
 // that answers the widening searches. A file the file index knows unchanged is not read: hash,
-// scan results, class names, tokens and the names handed self come from the index.
+// scan results, class names, tokens and the names handed self come from the index, and a later
+// phase that only needs to know it is unchanged (unchanged_on_disk) stats it again.
 // Invariant: every later read of a file must give the bytes first hashed, else the file is
 // marked changed and the run is not memoised (FileState::changed).
+#include <sys/stat.h>
 #include <xxhash.h>
 
 #include "analyzers/python/text_scan.hpp"
@@ -105,9 +107,17 @@ FileBytes ProjectRun::reread(FileState& f) {
 }
 
 // Whether `f` still holds the bytes first read, for a file whose facts come from the cache:
-// hashed through a fixed buffer, not read into memory as reread() would. Sets `f.changed` when not.
+// hashed through a fixed buffer, not read into memory as reread() would. A file the file index
+// knew is not read: the stamp the index took its hash by (discovery's stat; a write moves its
+// change time) is taken again. Hashing those was 11 MB read, 5% of a pre-commit-sized run on
+// vllm-omni 0.30.0. Sets `f.changed` when not.
 bool ProjectRun::unchanged_on_disk(FileState& f) {
   if (f.kept) return true;
+  if (f.from_index) {
+    struct stat st {};
+    if (::stat(f.file.absolute.c_str(), &st) != 0 || !(stamp_from(st) == f.file.stamp)) f.changed = true;
+    return !f.changed;
+  }
   const std::optional<FileHash> now = hash_regular_file(f.file.absolute);
   if (now) bytes_reread_.fetch_add(now->size, std::memory_order_relaxed);
   if (!now || now->hash != f.content_hash) f.changed = true;
