@@ -380,26 +380,25 @@ void append_cbor_text(std::string& out, std::string_view text) {
 // file: copying every entry into it, and its page faults, were a tenth of a pre-commit-sized run.
 class SealedPieces {
  public:
-  SealedPieces() : framing_(start_sealed(0)) { pieces_.push_back({true, 0, framing_.size()}); }
+  SealedPieces() : framing_(start_sealed(0)) { pieces_.push_back({nullptr, 0, framing_.size()}); }
   std::string& framing() { return framing_; }
   // Marks the framing appended since the last call as the next piece, then `bytes` (which must
   // outlive the pieces) as the one after.
   void add_bytes(std::string_view bytes) {
     close_framing();
-    if (!bytes.empty()) pieces_.push_back({false, reinterpret_cast<std::size_t>(bytes.data()), bytes.size()});
+    if (!bytes.empty()) pieces_.push_back({bytes.data(), 0, bytes.size()});
   }
   // The pieces, the header's digest filled in; views into this object and the added bytes.
   std::vector<std::string_view> finish() {
     close_framing();
     std::vector<std::string_view> out;
     out.reserve(pieces_.size());
-    for (const Piece& p : pieces_)
-      out.emplace_back(p.framing ? framing_.data() + p.at : reinterpret_cast<const char*>(p.at), p.size);
-    XXH3_state_t* state = XXH3_createState();
-    XXH3_128bits_reset(state);
-    for (std::size_t k = 1; k < out.size(); ++k) XXH3_128bits_update(state, out[k].data(), out[k].size());
-    const XXH128_hash_t digest = XXH3_128bits_digest(state);
-    XXH3_freeState(state);
+    for (const Piece& p : pieces_) out.emplace_back(p.bytes ? p.bytes : framing_.data() + p.at, p.size);
+    XXH3_state_t state;
+    XXH3_INITSTATE(&state);
+    XXH3_128bits_reset(&state);
+    for (std::size_t k = 1; k < out.size(); ++k) XXH3_128bits_update(&state, out[k].data(), out[k].size());
+    const XXH128_hash_t digest = XXH3_128bits_digest(&state);
     const std::string digest_text = fmt::format("{:016x}{:016x}", digest.high64, digest.low64);
     framing_.replace(out[0].size() - 1 - digest_text.size(), digest_text.size(), digest_text);
     return out;
@@ -407,12 +406,12 @@ class SealedPieces {
 
  private:
   struct Piece {
-    bool framing;  // `at` is an offset into framing_; else the address of the bytes
+    const char* bytes;  // added bytes; null for framing, at `at` in framing_ (which may still grow)
     std::size_t at;
     std::size_t size;
   };
   void close_framing() {
-    if (framing_.size() > framed_) pieces_.push_back({true, framed_, framing_.size() - framed_});
+    if (framing_.size() > framed_) pieces_.push_back({nullptr, framed_, framing_.size() - framed_});
     framed_ = framing_.size();
   }
   std::string framing_;
