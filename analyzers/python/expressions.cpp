@@ -3,8 +3,8 @@
 
 namespace kvlint::python::detail {
 
-void FileWalker::collect_names(TSNode root, std::vector<std::string>& names,
-                               std::vector<std::string>* calls) {
+void FileWalker::collect_names(TSNode root, std::vector<std::string>& names, std::vector<std::string>* calls,
+                               std::vector<std::string>* written_callees) {
   std::vector<TSNode> stack{root};
   std::size_t visited = 0;
   auto add = [](std::vector<std::string>& list, std::string value) {
@@ -38,7 +38,10 @@ void FileWalker::collect_names(TSNode root, std::vector<std::string>& names,
         TSNode args = field(n, g_.f_arguments);
         if (!ts_node_is_null(args)) stack.push_back(args);
         if (!ts_node_is_null(fn)) {
-          if (calls && is_dotted(fn)) add(*calls, resolve(text(fn)));
+          if ((calls || written_callees) && is_dotted(fn)) {
+            if (calls) add(*calls, resolve(text(fn)));
+            if (written_callees) written_callees->push_back(strip_spaces(text(fn)));
+          }
           stack.push_back(fn);
         }
         // `getattr(self, "wrapper", None)` / `hasattr(cfg, "x")` read `self.wrapper` / `cfg.x`.
@@ -177,12 +180,13 @@ bool FileWalker::decode_string(TSNode n, std::string& out) const {
   return true;
 }
 
-Expression FileWalker::make_expr(TSNode n, std::vector<std::string>* calls) {
+Expression FileWalker::make_expr(TSNode n, std::vector<std::string>* calls,
+                                 std::vector<std::string>* written_callees) {
   Expression e;
   e.text = fold_text(text(n));
   e.loc = loc(n);
   fill_literal(n, e);
-  collect_names(n, e.names, calls);
+  collect_names(n, e.names, calls, written_callees);
   return e;
 }
 

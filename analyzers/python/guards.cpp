@@ -27,17 +27,12 @@ Guard FileWalker::materialize(const GuardRef& ref, std::optional<Guard::Origin> 
   Guard g;
   g.origin = origin_override.value_or(ref.origin);
   g.negated = ref.negated;
-  g.condition = make_expr(ref.condition, &g.calls);
+  // Method calls on self name the method; the owner state they read is the object before it
+  // (`self.cfg.get(...)` reads "cfg"). The callees come from the names' walk.
+  std::vector<std::string> callees_written;
+  g.condition = make_expr(ref.condition, &g.calls, &callees_written);
   const std::vector<std::string_view>* params =
       ref.params_index >= 0 ? &params_[static_cast<std::size_t>(ref.params_index)] : nullptr;
-  std::vector<std::string> callees_written;
-  {
-    // Method calls on self name the method; the owner state they read is the
-    // object before it (`self.cfg.get(...)` reads "cfg").
-    std::vector<std::string> unresolved;
-    collect_call_texts(ref.condition, unresolved);
-    callees_written = std::move(unresolved);
-  }
   for (const auto& name : g.condition.names) {
     if (starts_with(name, "self.")) {
       std::string attr = name.substr(5);

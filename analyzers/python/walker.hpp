@@ -398,13 +398,17 @@ class FileWalker {
   void note_dict_write(TSNode node);
 
   // ---- expressions.cpp -------------------------------------------------------------
-  void collect_names(TSNode root, std::vector<std::string>& names, std::vector<std::string>* calls);
+  // `written_callees`, when given, gets every dotted callee as written (spaces stripped,
+  // unresolved, not deduplicated) from the same walk, so a guard needs no second walk for them.
+  void collect_names(TSNode root, std::vector<std::string>& names, std::vector<std::string>* calls,
+                     std::vector<std::string>* written_callees = nullptr);
   // `getattr(obj, "name", ...)` / `hasattr(obj, "name")` on a dotted object: "obj.name"; else empty.
   std::string attribute_read_by_getattr(TSNode call);
   void fill_literal(TSNode n, Expression& e);
   bool is_imaginary(TSNode number) const;
   bool decode_string(TSNode n, std::string& out) const;
-  Expression make_expr(TSNode n, std::vector<std::string>* calls = nullptr);
+  Expression make_expr(TSNode n, std::vector<std::string>* calls = nullptr,
+                       std::vector<std::string>* written_callees = nullptr);
   std::vector<Argument> args_of(TSNode call);
   TSNode first_positional(TSNode call);
 

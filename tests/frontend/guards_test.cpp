@@ -9,6 +9,21 @@ namespace {
 
 using facts::Guard;
 
+// A method called on self names the method: the state the guard reads is the object before it
+// (`self.cfg.get(...)` reads "cfg"), also when the callee is written with spaces, while a plain
+// attribute chain is read whole.
+TEST(FrontendGuards, ASelfMethodCallInTheConditionReadsTheObjectBeforeTheMethod) {
+  const auto f = analyze(R"PY(class M:
+    def f(self):
+        if self.cfg.get("stream") and self. mode.lower() == "x" and self.cfg.flag and self.ready():
+            self.a = DynamicCache()
+)PY");
+  const auto* a = site_on_line(f, 4);
+  ASSERT_NE(a, nullptr);
+  ASSERT_EQ(a->guards.size(), 1u);
+  EXPECT_EQ(a->guards[0].self_attributes, (std::vector<std::string>{"cfg", "mode", "cfg.flag", "ready"}));
+}
+
 TEST(FrontendGuards, IfElifElseArms) {
   const auto f = analyze(R"PY(class M:
     def f(self, mode):
