@@ -236,6 +236,33 @@ struct SvHash {
   std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
+// ts_node_child_by_field_id walks a node's children (hundreds of instructions a call), and the
+// families ask the same node for the same field again and again (a call's function: on_call,
+// record_call, cache_class_of_call, on_construction, ...). A direct-mapped memo of the last
+// answer per slot, keyed by the whole node (its subtree, tree and position), so a hit is the
+// answer the tree-sitter call gives: the tree does not change while a file is walked.
+class FieldMemo {
+ public:
+  TSNode child(TSNode n, TSFieldId id) {
+    const auto hash = (reinterpret_cast<std::uintptr_t>(n.id) >> 4) ^ (std::uintptr_t{id} * 0x9E3779B1u);
+    Entry& e = entries_[hash & (kSlots - 1)];
+    if (e.field != id || e.node.id != n.id || e.node.tree != n.tree || e.node.context[0] != n.context[0] ||
+        e.node.context[1] != n.context[1] || e.node.context[2] != n.context[2] ||
+        e.node.context[3] != n.context[3])
+      e = {n, id, ts_node_child_by_field_id(n, id)};
+    return e.child;
+  }
+
+ private:
+  struct Entry {
+    TSNode node{};
+    TSFieldId field = 0;  // no field has id 0: an empty slot matches nothing
+    TSNode child{};
+  };
+  static constexpr std::size_t kSlots = 1024;
+  std::vector<Entry> entries_ = std::vector<Entry>(kSlots);
+};
+
 // Everything about one file's walk.
 class FileWalker {
  public:
@@ -275,7 +302,7 @@ class FileWalker {
   }
   Sym sym(TSNode n) const { return g_.sym(n); }
   TSNode field(TSNode n, TSFieldId id) const {
-    return ts_node_is_null(n) ? TSNode{} : ts_node_child_by_field_id(n, id);
+    return ts_node_is_null(n) ? TSNode{} : field_memo_.child(n, id);
   }
   TSNode named_child(TSNode n, uint32_t i) const {
     return ts_node_is_null(n) ? TSNode{} : ts_node_named_child(n, i);
@@ -609,6 +636,7 @@ class FileWalker {
   facts::FileFacts& out_;
   Cursor aux_;                               // child enumeration for one node at a time
   Cursor sub_;                               // child enumeration inside expression sub-walks
+  mutable FieldMemo field_memo_;             // field()'s answers (a cache: no observable state)
   mutable std::deque<std::string> scratch_;  // owned storage for whitespace-stripped names
 
   bool has_errors_ = false;

@@ -4,8 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "analyzers/python/python_frontend.hpp"
 #include "analyzers/python/syntax.hpp"
+#include "analyzers/python/walker.hpp"
 
 namespace kvlint::frontend_test {
 namespace {
@@ -27,6 +32,39 @@ TEST(FrontendGrammar, NamesTheGrammarLacksAreReported) {
   // An anonymous token's spelling is no named node kind.
   EXPECT_THAT(python::detail::missing_grammar_names(tree_sitter_python(), {"except_clause", "except"}, {}),
               ElementsAre("node kind 'except'"));
+}
+
+// field()'s memo answers as ts_node_child_by_field_id does, for every node and field of a file,
+// asked twice (the second time from the memo where no other question took the slot since).
+TEST(FrontendFieldMemo, AnswersAsTreeSitterForEveryNodeAndField) {
+  const std::string src =
+      "class M:\n    def f(self, x):\n        if self.cfg.get('a') and x.y(z=1):\n"
+      "            return f(x)[0].b if x else -x\n        self.c = DynamicCache()\n";
+  const std::unique_ptr<TSParser, decltype(&ts_parser_delete)> parser(ts_parser_new(), &ts_parser_delete);
+  ASSERT_TRUE(ts_parser_set_language(parser.get(), tree_sitter_python()));
+  const std::unique_ptr<TSTree, decltype(&ts_tree_delete)> tree(
+      ts_parser_parse_string(parser.get(), nullptr, src.data(), static_cast<uint32_t>(src.size())),
+      &ts_tree_delete);
+  std::vector<TSNode> nodes;
+  std::vector<TSNode> stack{ts_tree_root_node(tree.get())};
+  while (!stack.empty()) {
+    const TSNode n = stack.back();
+    stack.pop_back();
+    nodes.push_back(n);
+    for (uint32_t i = 0, count = ts_node_child_count(n); i < count; ++i) stack.push_back(ts_node_child(n, i));
+  }
+  const auto fields = static_cast<TSFieldId>(ts_language_field_count(tree_sitter_python()));
+  python::detail::FieldMemo memo;
+  std::size_t with_child = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (const TSNode& n : nodes)
+      for (TSFieldId f = 1; f <= fields; ++f) {
+        const TSNode want = ts_node_child_by_field_id(n, f);
+        const TSNode got = memo.child(n, f);
+        EXPECT_TRUE(ts_node_eq(want, got) && ts_node_start_byte(want) == ts_node_start_byte(got));
+        if (!ts_node_is_null(want)) ++with_child;
+      }
+  EXPECT_GT(with_child, 40u);
 }
 
 }  // namespace
