@@ -10,6 +10,7 @@
 #include "tests/engine/check_tree.hpp"
 #include "tests/engine/temp_dir.hpp"
 #include "tools/kvlint/engine/engine.hpp"
+#include "tools/kvlint/engine/sanitized_build.hpp"
 
 namespace kvlint {
 namespace {
@@ -20,17 +21,7 @@ using Clock = std::chrono::steady_clock;
 
 // The sanitizer builds (scripts/test-sanitizers) run these several times slower (the chain below
 // took 36 s under ASan at 3,000 classes): their bounds scale, still far below the old costs.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int kSlowdown = 4;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr int kSlowdown = 4;
-#else
-constexpr int kSlowdown = 1;
-#endif
-#else
-constexpr int kSlowdown = 1;
-#endif
+constexpr int kSlowdown = kvlint::kSanitizedBuild ? 4 : 1;
 
 std::size_t count(const CheckResult& r, std::string_view code) {
   return static_cast<std::size_t>(

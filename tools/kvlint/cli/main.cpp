@@ -27,6 +27,7 @@
 #include "tools/kvlint/engine/cpp_module.hpp"
 #include "tools/kvlint/engine/engine.hpp"
 #include "tools/kvlint/engine/fixes.hpp"
+#include "tools/kvlint/engine/sanitized_build.hpp"
 #include "tools/kvlint/engine/result_cache.hpp"
 #include "tools/kvlint/engine/source_file.hpp"
 #include "tools/kvlint/reporters/reporters.hpp"
@@ -59,20 +60,6 @@ bool stdout_is_intact() {
   std::cout.flush();
   return std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good();
 }
-
-// Sanitizer builds free everything before exiting, so the leak checker (which runs at exit)
-// sees a whole run.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kFreeBeforeExit = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-constexpr bool kFreeBeforeExit = true;
-#else
-constexpr bool kFreeBeforeExit = false;
-#endif
-#else
-constexpr bool kFreeBeforeExit = false;
-#endif
 
 int stdout_failure() {
   const int error = errno;
@@ -204,7 +191,8 @@ kvlint::FixOutcome run_fixes(const CheckArgs& args, const kvlint::CheckResult& r
 // freeing it.
 int run_check_command(const CheckArgs& args, std::shared_ptr<void>& run_state) {
   kvlint::CheckOptions options;
-  options.retain_run_state = !kFreeBeforeExit;
+  // Sanitizer builds free everything before exiting, so the leak checker sees a whole run.
+  options.retain_run_state = !kvlint::kSanitizedBuild;
   if (args.given_select) options.overrides.select = validated_codes(args.select, "--select");
   if (args.given_ignore) options.overrides.ignore = validated_codes(args.ignore, "--ignore");
   options.overrides.extend_select = validated_codes(args.extend_select, "--extend-select");
