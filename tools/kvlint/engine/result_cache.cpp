@@ -248,11 +248,15 @@ std::string start_sealed(std::size_t payload_size) {
   return sealed;
 }
 
+// The payload's digest into the placeholder at the end of the header line `sealed` starts with.
+void put_seal_digest(std::string& sealed, const XXH128_hash_t& digest) {
+  const std::string digest_text = fmt::format("{:016x}{:016x}", digest.high64, digest.low64);
+  sealed.replace(sealed.find('\n') - digest_text.size(), digest_text.size(), digest_text);
+}
+
 void finish_sealed(std::string& sealed) {
   const std::size_t payload_start = sealed.find('\n') + 1;
-  const XXH128_hash_t digest = XXH3_128bits(sealed.data() + payload_start, sealed.size() - payload_start);
-  const std::string digest_text = fmt::format("{:016x}{:016x}", digest.high64, digest.low64);
-  sealed.replace(payload_start - 1 - digest_text.size(), digest_text.size(), digest_text);
+  put_seal_digest(sealed, XXH3_128bits(sealed.data() + payload_start, sealed.size() - payload_start));
 }
 
 }  // namespace
@@ -398,9 +402,7 @@ class SealedPieces {
     XXH3_INITSTATE(&state);
     XXH3_128bits_reset(&state);
     for (std::size_t k = 1; k < out.size(); ++k) XXH3_128bits_update(&state, out[k].data(), out[k].size());
-    const XXH128_hash_t digest = XXH3_128bits_digest(&state);
-    const std::string digest_text = fmt::format("{:016x}{:016x}", digest.high64, digest.low64);
-    framing_.replace(out[0].size() - 1 - digest_text.size(), digest_text.size(), digest_text);
+    put_seal_digest(framing_, XXH3_128bits_digest(&state));  // same size: the views stay valid
     return out;
   }
 
